@@ -1,0 +1,154 @@
+/*
+ * DECK — Distributed Execution and Communication Kernel (see shared/spec/deck.md).
+ *
+ * Message passing through named mailboxes plus a thin threads wrapper. One API; the network
+ * underneath is a transport (a table of functions, deck/transport.h): tcp now, sci and gm later.
+ *
+ * Two ways to start:
+ *  - static, as deckrun did: N processes, ids 0..N-1, a nodes file listing where each one
+ *    listens ("host" or "host:port" per line, line i = node i, '#' comments);
+ *    deck_init() reads DECK_ID / DECK_NODES / DECK_FILE from the environment (set by deckrun)
+ *    or the options -deck_id N -deck_nodes N -deck_file F from argv (removed from argv);
+ *    deck_init_static() takes them as arguments.
+ *  - dynamic, for sockets with no configuration: deck_init_dynamic() gives the process a unique
+ *    id of its own; peers are learnt one by one with deck_add_peer(id, contact), where contact is
+ *    what the peer's deck_contact() returned plus the host it is reached at.
+ *
+ * Every function returns DECK_OK (0) or a negative DECK_E* code; deck_strerror() names it and
+ * deck_last_error() gives the text of the last failure in the calling thread.
+ */
+#ifndef DECK_H
+#define DECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <semaphore.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- result codes ---------------------------------------------------------------------- */
+#define DECK_OK         0
+#define DECK_EINVAL    (-1)   /* bad argument */
+#define DECK_ENOMEM    (-2)   /* allocation failed */
+#define DECK_ESTATE    (-3)   /* not initialised / already initialised / wrong mailbox kind */
+#define DECK_ENOTFOUND (-4)   /* mailbox name or peer unknown */
+#define DECK_EEXIST    (-5)   /* mailbox name already in use */
+#define DECK_EIO       (-6)   /* transport failure (socket error, short write ...) */
+#define DECK_EPEER     (-7)   /* the peer a mailbox waits on has gone away */
+#define DECK_ETRUNC    (-8)   /* incoming message larger than the receiving message */
+#define DECK_ERANGE    (-9)   /* pack past the message size / unpack past the packed data */
+#define DECK_ECONFIG   (-10)  /* nodes file or environment is wrong */
+#define DECK_ETIMEDOUT (-11)  /* a bounded wait ran out */
+#define DECK_ECLOSED   (-12)  /* the mailbox was destroyed while waiting */
+
+const char *deck_strerror(int code);
+/* Human-readable text of the last failure in this thread (what, where, errno text). */
+const char *deck_last_error(void);
+
+/* ---- environment --------------------------------------------------------------------- */
+#define DECK_MAX_NODES        4096
+#define DECK_MBOX_NAME_MAX    64      /* including the terminating NUL */
+#define DECK_CONTACT_MAX      256
+
+int deck_init(int *argc, char ***argv);
+int deck_init_static(int id, int nnodes, const char *nodes_file);
+int deck_init_dynamic(void);
+int deck_done(void);
+int deck_node(void);          /* this process's id */
+int deck_numnodes(void);      /* static: N; dynamic: 1 + peers added so far */
+int deck_barrier(void);       /* static mode: every process of the run */
+int deck_is_initialized(void);
+
+/* Dynamic mode: what a peer needs to reach this process, e.g. "port=40123". */
+int deck_contact(char *buf, size_t len);
+/* Dynamic mode: make peer `id` reachable at `host` with the contact string it published. */
+int deck_add_peer(int id, const char *host, const char *contact);
+
+/* ---- messages -------------------------------------------------------------------------- */
+/* Packing stores raw native bytes in order, no type tags, as DECK did: the receiver must
+ * unpack the same types in the same order. DECK_STRING is stored as a 4-byte length and the
+ * bytes with their NUL; DECK_MSG as an 8-byte length and the other message's packed data;
+ * DECK_POINTER as the pointer's 8 bytes (meaningful only inside the sending process). */
+enum deck_type {
+    DECK_CHAR = 1, DECK_UCHAR, DECK_SHORT, DECK_USHORT, DECK_INT, DECK_UINT,
+    DECK_LONG, DECK_ULONG, DECK_FLOAT, DECK_DOUBLE, DECK_POINTER, DECK_STRING, DECK_MSG
+};
+
+typedef struct deck_msg {
+    char          *buf;     /* data area, `size` bytes */
+    unsigned long  size;    /* capacity */
+    unsigned long  len;     /* bytes packed (or received) */
+    unsigned long  pos;     /* unpack cursor */
+    void          *impl;    /* transport-private (e.g. a buffer in a shared segment) */
+} deck_msg_t;
+
+int deck_msg_create(deck_msg_t *m, unsigned long size);
+int deck_msg_pack(deck_msg_t *m, int type, const void *datum, int n);
+int deck_msg_unpack(deck_msg_t *m, int type, void *datum, int n);
+int deck_msg_clear(deck_msg_t *m);     /* len = pos = 0 */
+int deck_msg_reset(deck_msg_t *m);     /* pos = 0 */
+int deck_msg_getbuffer(deck_msg_t *m, void **buffer);
+int deck_msg_setlength(deck_msg_t *m, unsigned long len); /* after filling getbuffer directly */
+int deck_msg_destroy(deck_msg_t *m);
+
+/* ---- mailboxes ------------------------------------------------------------------------- */
+/* Ordering: messages from one sending process to one mailbox arrive in the order posted;
+ * from different senders in any order. Posts to a mailbox nobody is retrieving from yet are
+ * queued at the receiver, never lost, and never hold up other mailboxes. */
+enum deck_mbox_kind { DECK_MBOX_NONE = 0, DECK_MBOX_CREATED = 1, DECK_MBOX_CLONED = 2 };
+
+typedef struct deck_mbox {
+    int   kind;                       /* enum deck_mbox_kind */
+    int   node;                       /* owner process */
+    int   index;                      /* owner-local mailbox number */
+    char  name[DECK_MBOX_NAME_MAX];
+    void *impl;                       /* transport-private */
+} deck_mbox_t;
+
+int deck_mbox_create(deck_mbox_t *mb, const char *name);
+/* Resolves `name` through the name service; waits (bounded, DECK_CLONE_TIMEOUT_MS env,
+ * default 10000) for the owner to create it. */
+int deck_mbox_clone(deck_mbox_t *mb, const char *name);
+int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg);
+int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg);
+/* retrv with a bound: timeout_ms < 0 waits for ever, 0 only looks. DECK_ETIMEDOUT if none. */
+int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms);
+/* A created mailbox that expects messages from one process only: once that process is known
+ * to be gone and the queue is empty, retrieves fail with DECK_EPEER instead of waiting. */
+int deck_mbox_watch(deck_mbox_t *mb, int node);
+int deck_mbox_destroy(deck_mbox_t *mb);
+
+/* ---- threads (thin wrapper over Pthreads) ---------------------------------------------- */
+typedef pthread_t       deck_thread_t;
+typedef pthread_mutex_t deck_mutex_t;
+typedef pthread_cond_t  deck_cond_t;
+typedef sem_t           deck_sema_t;
+
+int deck_thread_create(deck_thread_t *t, void *(*fn)(void *), void *arg);
+int deck_thread_join(deck_thread_t t, void **result);
+int deck_mutex_init(deck_mutex_t *m);
+int deck_mutex_lock(deck_mutex_t *m);
+int deck_mutex_unlock(deck_mutex_t *m);
+int deck_mutex_destroy(deck_mutex_t *m);
+int deck_cond_init(deck_cond_t *c);
+int deck_cond_wait(deck_cond_t *c, deck_mutex_t *m);
+int deck_cond_timedwait_ms(deck_cond_t *c, deck_mutex_t *m, int timeout_ms);
+int deck_cond_signal(deck_cond_t *c);
+int deck_cond_broadcast(deck_cond_t *c);
+int deck_cond_destroy(deck_cond_t *c);
+int deck_sema_init(deck_sema_t *s, unsigned value);
+int deck_sema_wait(deck_sema_t *s);
+int deck_sema_post(deck_sema_t *s);
+int deck_sema_destroy(deck_sema_t *s);
+
+/* Sizes for bindings (JNA) that allocate these structures themselves. */
+size_t deck_sizeof_msg(void);
+size_t deck_sizeof_mbox(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DECK_H */

@@ -1,0 +1,157 @@
+/*
+ * vapi.h — the verbs contract Aldeia's queue-pair channel speaks (shared/spec/vapi.md).
+ *
+ * Function names and objects follow Mellanox VAPI (revision 0.98 in the thesis). Two libraries
+ * implement it: libmicrovapi (MicroVAPI, routed onto DECK) and, later, a verbs-backed library
+ * for InfiniBand/RoCE. The Java binding (aldeia-vapi) maps exactly this header, so the
+ * structures are kept flat with fixed layouts:
+ *  - a work request carries one scatter/gather entry inline (the channel never needs more);
+ *  - list-posting and multi-completion polling (EVAPI_*_list, EVAPI_poll_cq_many) let one
+ *    native call carry a whole write, as the thesis's "prototype 3" required.
+ */
+#ifndef VAPI_H
+#define VAPI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t  VAPI_ret_t;
+typedef uint64_t VAPI_hca_hndl_t;
+typedef uint64_t VAPI_pd_hndl_t;
+typedef uint64_t VAPI_cq_hndl_t;
+typedef uint64_t VAPI_qp_hndl_t;
+typedef uint64_t VAPI_mr_hndl_t;
+typedef uint64_t VAPI_wr_id_t;
+
+/* ---- return codes ---------------------------------------------------------------------- */
+#define VAPI_OK               0
+#define VAPI_CQ_EMPTY         1    /* poll found no completion (not an error) */
+#define VAPI_ETIMEDOUT        2    /* a blocking poll ran out of time (not an error) */
+#define VAPI_EGEN           (-1)   /* general failure; EVAPI_last_error() says what */
+#define VAPI_EINVAL_PARAM   (-2)
+#define VAPI_EINVAL_HCA_HNDL (-3)
+#define VAPI_EINVAL_QP_HNDL (-4)
+#define VAPI_EINVAL_CQ_HNDL (-5)
+#define VAPI_EINVAL_QP_STATE (-6)  /* e.g. post_sr before the QP is connected */
+#define VAPI_ENOMEM         (-7)
+#define VAPI_EAGAIN         (-8)   /* queue full */
+#define VAPI_ENOSYS         (-9)   /* not supported by this implementation */
+
+const char *VAPI_strerror(VAPI_ret_t ret);
+/* Text of the last failure in the calling thread: the function, the cause, the layer below. */
+const char *EVAPI_last_error(void);
+
+/* ---- enumerations ------------------------------------------------------------------------ */
+enum VAPI_qp_state { VAPI_RESET = 0, VAPI_INIT = 1, VAPI_RTR = 2, VAPI_RTS = 3, VAPI_ERR = 4 };
+enum VAPI_wr_opcode { VAPI_SEND = 1, VAPI_RECEIVE = 2 };
+enum VAPI_comp_type { VAPI_SIGNALED = 0, VAPI_UNSIGNALED = 1 };
+enum VAPI_wc_status {
+    VAPI_SUCCESS = 0,
+    VAPI_WR_FLUSH_ERR = 1,   /* the QP was destroyed or moved to ERR before the request ran */
+    VAPI_LOC_LEN_ERR = 2,    /* incoming message larger than the posted receive buffer */
+    VAPI_REM_ABORT_ERR = 3,  /* the peer has gone away */
+    VAPI_GENERAL_ERR = 4
+};
+/* InfiniBand path MTU values. MicroVAPI accepts any block size from the init string. */
+enum VAPI_mtu { VAPI_MTU_256 = 256, VAPI_MTU_512 = 512, VAPI_MTU_1024 = 1024,
+                VAPI_MTU_2048 = 2048, VAPI_MTU_4096 = 4096 };
+
+/* ---- structures (fixed layout, mirrored by aldeia-vapi) ---------------------------------- */
+typedef struct {            /* 8 bytes */
+    uint16_t lid;           /* information 1 (MicroVAPI: low 16 bits of the DECK id) */
+    uint8_t  state;         /* 4 = active */
+    uint8_t  reserved;
+    uint32_t max_mtu;
+} VAPI_hca_port_t;
+
+typedef struct {            /* 24 bytes */
+    VAPI_cq_hndl_t sq_cq_hndl;
+    VAPI_cq_hndl_t rq_cq_hndl;
+    uint32_t       max_send_wr;
+    uint32_t       max_recv_wr;
+} VAPI_qp_init_attr_t;
+
+typedef struct {            /* 12 bytes */
+    uint32_t qp_num;        /* information 2 */
+    uint32_t max_send_wr;
+    uint32_t max_recv_wr;
+} VAPI_qp_prop_t;
+
+typedef struct {            /* 24 bytes */
+    uint32_t qp_state;      /* enum VAPI_qp_state: RTR then RTS, or RTS directly */
+    uint32_t dest_qp_num;   /* remote information 2 */
+    uint32_t dest_id;       /* remote information 1 (LID; MicroVAPI: the full DECK id) */
+    uint32_t path_mtu;      /* bytes */
+    uint8_t  sl;            /* service level 0..15 */
+    uint8_t  port;
+    uint8_t  reserved[6];
+} VAPI_qp_attr_t;
+
+typedef struct {            /* 32 bytes; used for send and receive requests alike */
+    VAPI_wr_id_t id;
+    uint32_t     opcode;    /* enum VAPI_wr_opcode */
+    uint32_t     comp_type; /* enum VAPI_comp_type (receives are always signalled) */
+    uint64_t     addr;      /* inside a registered region */
+    uint32_t     len;
+    uint32_t     lkey;
+} VAPI_sr_desc_t;
+typedef VAPI_sr_desc_t VAPI_rr_desc_t;
+
+typedef struct {            /* 24 bytes */
+    VAPI_wr_id_t id;
+    uint32_t     status;    /* enum VAPI_wc_status */
+    uint32_t     opcode;    /* enum VAPI_wr_opcode */
+    uint32_t     byte_len;  /* bytes received (receives) or sent */
+    uint32_t     reserved;
+} VAPI_wc_desc_t;
+
+/* ---- functions --------------------------------------------------------------------------- */
+/* MicroVAPI reads its configuration from hca_id, e.g.
+ *   "microvapi:mtu=1024,deck_id=0,deck_nodes=2,deck_file=nodes,deck_transport=tcp"  (static)
+ *   "microvapi:mtu=1024,deck=dynamic"                                               (dynamic)
+ * The first open brings DECK up; later opens share it (reference counted). */
+VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca);
+VAPI_ret_t EVAPI_release_hca_hndl(VAPI_hca_hndl_t hca);
+VAPI_ret_t VAPI_query_hca_port_prop(VAPI_hca_hndl_t hca, uint8_t port, VAPI_hca_port_t *prop);
+
+VAPI_ret_t VAPI_alloc_pd(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t *pd);
+VAPI_ret_t VAPI_dealloc_pd(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd);
+
+VAPI_ret_t VAPI_create_cq(VAPI_hca_hndl_t hca, uint32_t min_entries, VAPI_cq_hndl_t *cq,
+                          uint32_t *num_entries);
+VAPI_ret_t VAPI_destroy_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq);
+
+VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
+                          VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop);
+VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_attr_t *attr);
+/* Outstanding requests complete with VAPI_WR_FLUSH_ERR; waiting pollers wake up. */
+VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp);
+
+VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
+                            VAPI_mr_hndl_t *mr, uint32_t *lkey);
+VAPI_ret_t VAPI_deregister_mr(VAPI_hca_hndl_t hca, VAPI_mr_hndl_t mr);
+
+VAPI_ret_t VAPI_post_sr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_sr_desc_t *sr);
+VAPI_ret_t EVAPI_post_sr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_sr_desc_t *list);
+VAPI_ret_t VAPI_post_rr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_rr_desc_t *rr);
+VAPI_ret_t EVAPI_post_rr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_rr_desc_t *list);
+
+/* Non-blocking: VAPI_OK with one completion, or VAPI_CQ_EMPTY. */
+VAPI_ret_t VAPI_poll_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, VAPI_wc_desc_t *wc);
+/* Non-blocking: up to max completions into wcs, their number in *count (0 is VAPI_OK). */
+VAPI_ret_t EVAPI_poll_cq_many(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t max,
+                              VAPI_wc_desc_t *wcs, uint32_t *count);
+/* Blocks until a completion arrives (VAPI_OK) or timeout_usec passes (VAPI_ETIMEDOUT);
+ * timeout_usec 0 waits for ever. Never spins without bound. */
+VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec,
+                               VAPI_wc_desc_t *wc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VAPI_H */
