@@ -1,0 +1,182 @@
+/*
+ * Process-wide DECK state: which transport, this process's id, static or dynamic run.
+ * deck_init/deck_done are not thread-safe against other DECK calls (as in DECK): call them
+ * from one thread while nothing else uses the library. deck_done returns the library to its
+ * initial state, so a process may initialise it again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include "transport.h"
+
+enum { MODE_NONE, MODE_STATIC, MODE_DYNAMIC };
+
+static struct {
+    int mode;
+    int self;
+    int nnodes;                       /* static runs only */
+    const deck_transport_t *tp;
+} core;
+
+int deck_env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return dflt;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return (*end || x < 0 || x > 0x7fffffff) ? dflt : (int)x;
+}
+
+static int pick_transport(const deck_transport_t **tp)
+{
+    const char *name = getenv("DECK_TRANSPORT");
+    if (!name || !*name || strcmp(name, deck_tcp_transport.name) == 0) {
+        *tp = &deck_tcp_transport;
+        return DECK_OK;
+    }
+    return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT='%s' is not a transport of this libdeck (known: tcp)", name);
+}
+
+int deck_is_initialized(void) { return core.mode != MODE_NONE; }
+
+int deck_core_require_init(const char *fn)
+{
+    return core.mode != MODE_NONE ? DECK_OK : deck_fail(DECK_ESTATE, "%s: DECK is not initialised", fn);
+}
+
+int deck_core_self(void) { return core.self; }
+
+int deck_core_peer_gone(int node) { return core.tp && core.tp->peer_gone(node); }
+
+const deck_transport_t *deck_core_transport(void) { return core.tp; }
+
+int deck_init_static(int id, int nnodes, const char *nodes_file)
+{
+    if (core.mode != MODE_NONE) return deck_fail(DECK_ESTATE, "deck_init: DECK is already initialised");
+    if (nnodes < 1 || nnodes > DECK_MAX_NODES || id < 0 || id >= nnodes)
+        return deck_fail(DECK_ECONFIG, "deck_init: id %d / %d nodes is not a valid run (1..%d nodes)",
+                         id, nnodes, DECK_MAX_NODES);
+    if (!nodes_file) return deck_fail(DECK_ECONFIG, "deck_init: no nodes file given");
+    const deck_transport_t *tp;
+    int rc = pick_transport(&tp);
+    if (rc) return rc;
+    deck_node_addr_t *nodes;
+    if ((rc = deck_nodes_read(nodes_file, nnodes, &nodes))) return rc;
+    deck_table_init();
+    core.self = id;
+    core.nnodes = nnodes;
+    core.tp = tp;
+    core.mode = MODE_STATIC;      /* before init: reader threads may ask deck_core_self() */
+    rc = tp->init_static(id, nnodes, nodes);
+    free(nodes);
+    if (rc) { memset(&core, 0, sizeof core); deck_table_done(); }
+    return rc;
+}
+
+int deck_init_dynamic(void)
+{
+    if (core.mode != MODE_NONE) return deck_fail(DECK_ESTATE, "deck_init_dynamic: DECK is already initialised");
+    const deck_transport_t *tp;
+    int rc = pick_transport(&tp);
+    if (rc) return rc;
+    /* Ids above 65535 never collide with the ids of a static run; 31 random bits make two
+     * dynamic processes of one job colliding negligible. */
+    uint32_t r;
+    do {
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            return deck_fail_errno(DECK_EIO, errno, "deck_init_dynamic: getrandom");
+        r &= 0x7fffffff;
+    } while (r <= 65535);
+    deck_table_init();
+    core.self = (int)r;
+    core.tp = tp;
+    core.mode = MODE_DYNAMIC;
+    if ((rc = tp->init_dynamic(core.self))) { memset(&core, 0, sizeof core); deck_table_done(); }
+    return rc;
+}
+
+/* Takes "-name value" out of argv, if there; returns the value or NULL. */
+static const char *take_option(int *argc, char **argv, const char *name)
+{
+    for (int i = 1; i + 1 < *argc; i++) {
+        if (strcmp(argv[i], name) != 0) continue;
+        const char *v = argv[i + 1];
+        memmove(&argv[i], &argv[i + 2], (size_t)(*argc - i - 1) * sizeof *argv);  /* keeps argv[argc] NULL */
+        *argc -= 2;
+        return v;
+    }
+    return NULL;
+}
+
+static int parse_count(const char *what, const char *v, int *out)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < 0 || x > DECK_MAX_NODES)
+        return deck_fail(DECK_ECONFIG, "deck_init: %s '%s' is not a number in 0..%d", what, v, DECK_MAX_NODES);
+    *out = (int)x;
+    return DECK_OK;
+}
+
+/* Options on the command line win over the environment that deckrun sets. */
+int deck_init(int *argc, char ***argv)
+{
+    const char *id = NULL, *nodes = NULL, *file = NULL;
+    if (core.mode != MODE_NONE) return deck_fail(DECK_ESTATE, "deck_init: DECK is already initialised");
+    if (argc && argv && *argv) {
+        id = take_option(argc, *argv, "-deck_id");
+        nodes = take_option(argc, *argv, "-deck_nodes");
+        file = take_option(argc, *argv, "-deck_file");
+    }
+    if (!id) id = getenv("DECK_ID");
+    if (!nodes) nodes = getenv("DECK_NODES");
+    if (!file) file = getenv("DECK_FILE");
+    if (!id || !nodes)
+        return deck_fail(DECK_ECONFIG, "deck_init: no DECK_ID/DECK_NODES in the environment and no "
+                         "-deck_id/-deck_nodes options (start the program with deckrun)");
+    int nid, nn, rc;
+    if ((rc = parse_count("DECK_ID", id, &nid)) || (rc = parse_count("DECK_NODES", nodes, &nn))) return rc;
+    return deck_init_static(nid, nn, file ? file : "nodes");
+}
+
+int deck_done(void)
+{
+    if (core.mode == MODE_NONE) return deck_fail(DECK_ESTATE, "deck_done: DECK is not initialised");
+    core.tp->done();
+    deck_table_done();
+    memset(&core, 0, sizeof core);
+    return DECK_OK;
+}
+
+int deck_node(void) { return core.mode != MODE_NONE ? core.self : deck_core_require_init("deck_node"); }
+
+int deck_numnodes(void)
+{
+    if (core.mode == MODE_NONE) return deck_core_require_init("deck_numnodes");
+    return core.mode == MODE_STATIC ? core.nnodes : 1 + core.tp->peer_count();
+}
+
+int deck_barrier(void)
+{
+    if (core.mode != MODE_STATIC)
+        return deck_fail(DECK_ESTATE, "deck_barrier: only a static run (deck_init) has a barrier");
+    return core.tp->barrier();
+}
+
+int deck_contact(char *buf, size_t len)
+{
+    int rc = deck_core_require_init("deck_contact");
+    if (rc) return rc;
+    if (!buf || !len) return deck_fail(DECK_EINVAL, "deck_contact: no buffer");
+    return core.tp->contact(buf, len);
+}
+
+int deck_add_peer(int id, const char *host, const char *contact)
+{
+    if (core.mode != MODE_DYNAMIC)
+        return deck_fail(DECK_ESTATE, "deck_add_peer: only a dynamic run (deck_init_dynamic) adds peers");
+    if (!host || !contact || id < 0 || id == core.self)
+        return deck_fail(DECK_EINVAL, "deck_add_peer: bad peer %d (this process is %d)", id, core.self);
+    return core.tp->add_peer(id, host, contact);
+}

@@ -1,0 +1,62 @@
+/*
+ * Declarations shared by the files of libdeck; not part of the public API (include/deck.h).
+ */
+#ifndef DECK_INTERNAL_H
+#define DECK_INTERNAL_H
+
+#include <stddef.h>
+#include <time.h>
+#include "deck.h"
+
+/* ---- errors (error.c) ---- */
+/* Records the text of a failure for deck_last_error() in this thread and returns `code`, so a
+ * failing path reads `return deck_fail(DECK_EINVAL, "deck_x: ...")`. */
+int deck_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same, with strerror(err) appended. */
+int deck_fail_errno(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- time (thread.c) ---- */
+/* Absolute CLOCK_MONOTONIC time `ms` from now: the clock every condvar of libdeck uses. */
+void deck_deadline(struct timespec *abs, int ms);
+int  deck_deadline_passed(const struct timespec *abs);
+/* Waits on c until *abs; returns 0, or ETIMEDOUT once *abs has passed. */
+int  deck_cond_wait_until(deck_cond_t *c, deck_mutex_t *m, const struct timespec *abs);
+/* Integer environment variable, `dflt` when unset or not a number. */
+int  deck_env_int(const char *name, int dflt);
+
+/* ---- core (core.c) ---- */
+int deck_core_self(void);        /* this process's id */
+int deck_core_peer_gone(int node);
+int deck_core_require_init(const char *fn);
+
+/* ---- received messages and the local mailbox table (mbox_table.c) ---- */
+typedef struct deck_qmsg {
+    struct deck_qmsg *next;
+    size_t            len;
+    char              data[];    /* the payload, read straight from the wire into here */
+} deck_qmsg_t;
+
+deck_qmsg_t *deck_qmsg_alloc(size_t len);
+void deck_table_init(void);
+void deck_table_done(void);                                  /* frees every mailbox left */
+int  deck_table_add(const char *name, void **entry, int *index);
+int  deck_table_find(const char *name, int *index);          /* DECK_ENOTFOUND if absent */
+/* Appends m to mailbox `index`'s queue (ownership passes); frees it and returns
+ * DECK_ENOTFOUND when no such mailbox exists (it was destroyed, or never was). */
+int  deck_table_deliver(int index, deck_qmsg_t *m);
+void deck_table_peer_gone(int node);                         /* wakes watchers of node */
+void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
+int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
+void deck_entry_watch(void *entry, int node);
+
+/* ---- nodes file (nodes.c) ---- */
+typedef struct deck_node_addr {
+    char host[256];
+    int  port;
+} deck_node_addr_t;
+
+#define DECK_DEFAULT_BASE_PORT 24600
+/* Reads the first `nnodes` node lines of `path` into a malloc'ed array. */
+int deck_nodes_read(const char *path, int nnodes, deck_node_addr_t **out);
+
+#endif

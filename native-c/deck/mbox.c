@@ -1,0 +1,140 @@
+/*
+ * Mailboxes: create (receive side, registered in this process's table), clone (send side,
+ * resolved through the name service), post, retrieve, watch, destroy.
+ *
+ * The name service has no central registry: a name is looked up in this process first, then
+ * by asking every peer in turn; until the owner has created it, clone retries with a short
+ * sleep, bounded by DECK_CLONE_TIMEOUT_MS (default 10000).
+ */
+#include <string.h>
+#include <time.h>
+#include "transport.h"
+
+#define CLONE_RETRY_MS 20
+
+static int check_mbox(const deck_mbox_t *mb, int kind, const char *fn)
+{
+    int rc = deck_core_require_init(fn);
+    if (rc) return rc;
+    if (!mb) return deck_fail(DECK_EINVAL, "%s: null mailbox", fn);
+    if (mb->kind != kind)
+        return deck_fail(DECK_ESTATE, "%s: mailbox '%s' is not a %s mailbox", fn, mb->name,
+                         kind == DECK_MBOX_CREATED ? "created (receiving)" : "cloned (sending)");
+    return DECK_OK;
+}
+
+static int check_name(const char *name, const char *fn)
+{
+    if (!name || !*name || strlen(name) >= DECK_MBOX_NAME_MAX)
+        return deck_fail(DECK_EINVAL, "%s: mailbox name empty or longer than %d bytes", fn, DECK_MBOX_NAME_MAX - 1);
+    return DECK_OK;
+}
+
+int deck_mbox_create(deck_mbox_t *mb, const char *name)
+{
+    int rc = deck_core_require_init("deck_mbox_create");
+    if (rc || (rc = check_name(name, "deck_mbox_create"))) return rc;
+    if (!mb) return deck_fail(DECK_EINVAL, "deck_mbox_create: null mailbox");
+    void *entry;
+    int index;
+    if ((rc = deck_table_add(name, &entry, &index))) return rc;
+    mb->kind = DECK_MBOX_CREATED;
+    mb->node = deck_core_self();
+    mb->index = index;
+    strcpy(mb->name, name);
+    mb->impl = entry;
+    return DECK_OK;
+}
+
+/* One pass over this process and every peer: DECK_OK with *node, *index, or ENOTFOUND. */
+static int lookup_everywhere(const char *name, int *node, int *index)
+{
+    if (deck_table_find(name, index) == DECK_OK) { *node = deck_core_self(); return DECK_OK; }
+    const deck_transport_t *tp = deck_core_transport();
+    for (int i = 0; i < tp->peer_count(); i++) {
+        int peer;
+        if (tp->peer_at(i, &peer) != DECK_OK) break;      /* the peer list shrank meanwhile */
+        int rc = tp->lookup(peer, name, index);
+        if (rc == DECK_OK) { *node = peer; return DECK_OK; }
+        /* A peer that cannot be reached yet (still starting) or has left does not own it. */
+    }
+    return DECK_ENOTFOUND;
+}
+
+int deck_mbox_clone(deck_mbox_t *mb, const char *name)
+{
+    int rc = deck_core_require_init("deck_mbox_clone");
+    if (rc || (rc = check_name(name, "deck_mbox_clone"))) return rc;
+    if (!mb) return deck_fail(DECK_EINVAL, "deck_mbox_clone: null mailbox");
+    int timeout = deck_env_int("DECK_CLONE_TIMEOUT_MS", 10000);
+    struct timespec deadline;
+    deck_deadline(&deadline, timeout);
+    int node, index;
+    while ((rc = lookup_everywhere(name, &node, &index)) == DECK_ENOTFOUND) {
+        if (deck_deadline_passed(&deadline))
+            return deck_fail(DECK_ENOTFOUND, "deck_mbox_clone: no mailbox named '%s' in any of the %d "
+                             "processes after %d ms", name, deck_numnodes(), timeout);
+        /* Bounded sleep: the owner has not created the name yet, nothing to wait on locally. */
+        struct timespec pause = { 0, CLONE_RETRY_MS * 1000000L };
+        nanosleep(&pause, NULL);
+    }
+    mb->kind = DECK_MBOX_CLONED;
+    mb->node = node;
+    mb->index = index;
+    strcpy(mb->name, name);
+    mb->impl = NULL;
+    return DECK_OK;
+}
+
+int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
+{
+    int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post");
+    if (rc) return rc;
+    if (!msg || (!msg->buf && msg->len)) return deck_fail(DECK_EINVAL, "deck_mbox_post: null message");
+    if (mb->node != deck_core_self())
+        return deck_core_transport()->post(mb->node, mb->index, msg->buf, msg->len);
+    deck_qmsg_t *q = deck_qmsg_alloc(msg->len);
+    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %lu bytes", msg->len);
+    if (msg->len) memcpy(q->data, msg->buf, msg->len);
+    return deck_table_deliver(mb->index, q);
+}
+
+int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)
+{
+    int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_retrv");
+    if (rc) return rc;
+    if (!msg || (!msg->buf && msg->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv: null message");
+    return deck_entry_take(mb->impl, msg, timeout_ms);
+}
+
+int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg)
+{
+    return deck_mbox_retrv_timed(mb, msg, -1);
+}
+
+int deck_mbox_watch(deck_mbox_t *mb, int node)
+{
+    int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_watch");
+    if (rc) return rc;
+    if (node < 0 || node == deck_core_self())
+        return deck_fail(DECK_EINVAL, "deck_mbox_watch: %d is not another process", node);
+    deck_entry_watch(mb->impl, node);
+    return DECK_OK;
+}
+
+int deck_mbox_destroy(deck_mbox_t *mb)
+{
+    if (!mb) return deck_fail(DECK_EINVAL, "deck_mbox_destroy: null mailbox");
+    if (mb->kind == DECK_MBOX_CREATED) {
+        int rc = deck_core_require_init("deck_mbox_destroy");
+        if (rc) return rc;
+        deck_table_remove(mb->impl);
+    } else if (mb->kind != DECK_MBOX_CLONED) {
+        return deck_fail(DECK_ESTATE, "deck_mbox_destroy: mailbox was never created or cloned");
+    }
+    mb->kind = DECK_MBOX_NONE;
+    mb->impl = NULL;
+    return DECK_OK;
+}
+
+size_t deck_sizeof_mbox(void) { return sizeof(deck_mbox_t); }

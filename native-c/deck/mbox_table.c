@@ -1,0 +1,236 @@
+/*
+ * The mailboxes created in this process and their receive queues.
+ *
+ * Each mailbox has its own unbounded FIFO (mutex + condvar), so a message for a mailbox that
+ * nobody is retrieving from yet waits there without holding up any other mailbox or the
+ * transport's reader threads. Mailbox indexes are slot | generation << 16: a slot reused after a
+ * destroy gets a new index, so late frames addressed to the old mailbox are dropped instead of
+ * reaching the new one.
+ *
+ * Lock order: table lock, then a mailbox's lock.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+#define SLOT_BITS 16
+#define MAX_SLOTS (1 << SLOT_BITS)
+
+typedef struct mbox_entry {
+    int          index;
+    char         name[DECK_MBOX_NAME_MAX];
+    deck_mutex_t lock;
+    deck_cond_t  cond;          /* new message, closed, watched peer gone, last waiter left */
+    deck_qmsg_t *head, *tail;
+    int          closed;
+    int          waiters;       /* retrievers inside deck_entry_take */
+    int          watch_node;    /* -1: none */
+} mbox_entry_t;
+
+static deck_mutex_t   table_lock = PTHREAD_MUTEX_INITIALIZER;
+static mbox_entry_t **slots;
+static unsigned      *slot_gen;
+static int            nslots;
+
+deck_qmsg_t *deck_qmsg_alloc(size_t len)
+{
+    deck_qmsg_t *m = malloc(sizeof *m + (len ? len : 1));
+    if (m) { m->next = NULL; m->len = len; }
+    return m;
+}
+
+static void free_queue(deck_qmsg_t *q)
+{
+    while (q) { deck_qmsg_t *n = q->next; free(q); q = n; }
+}
+
+static void free_entry(mbox_entry_t *e)
+{
+    free_queue(e->head);
+    deck_cond_destroy(&e->cond);
+    deck_mutex_destroy(&e->lock);
+    free(e);
+}
+
+void deck_table_init(void)
+{
+    slots = NULL;
+    slot_gen = NULL;
+    nslots = 0;
+}
+
+void deck_table_done(void)
+{
+    for (int i = 0; i < nslots; i++)
+        if (slots[i]) free_entry(slots[i]);
+    free(slots);
+    free(slot_gen);
+    deck_table_init();
+}
+
+/* Called with table_lock held. */
+static mbox_entry_t *find_by_name(const char *name)
+{
+    for (int i = 0; i < nslots; i++)
+        if (slots[i] && strcmp(slots[i]->name, name) == 0) return slots[i];
+    return NULL;
+}
+
+/* Called with table_lock held: a free slot number, growing the table if needed, or -1. */
+static int free_slot(void)
+{
+    for (int i = 0; i < nslots; i++)
+        if (!slots[i]) return i;
+    if (nslots == MAX_SLOTS) return -1;
+    int n = nslots ? nslots * 2 : 16;
+    mbox_entry_t **s = realloc(slots, (size_t)n * sizeof *s);
+    if (!s) return -1;
+    slots = s;
+    unsigned *g = realloc(slot_gen, (size_t)n * sizeof *g);
+    if (!g) return -1;
+    slot_gen = g;
+    for (int i = nslots; i < n; i++) { slots[i] = NULL; slot_gen[i] = 0; }
+    int first = nslots;
+    nslots = n;
+    return first;
+}
+
+int deck_table_add(const char *name, void **entry, int *index)
+{
+    mbox_entry_t *e = calloc(1, sizeof *e);
+    if (!e) return deck_fail(DECK_ENOMEM, "deck_mbox_create: out of memory");
+    strcpy(e->name, name);
+    e->watch_node = -1;
+    deck_mutex_init(&e->lock);
+    deck_cond_init(&e->cond);
+    deck_mutex_lock(&table_lock);
+    int rc = DECK_OK, slot = -1;
+    if (find_by_name(name))
+        rc = deck_fail(DECK_EEXIST, "deck_mbox_create: mailbox '%s' already exists in this process", name);
+    else if ((slot = free_slot()) < 0)
+        rc = deck_fail(DECK_ENOMEM, "deck_mbox_create: mailbox table full or out of memory");
+    if (rc == DECK_OK) {
+        slot_gen[slot] = (slot_gen[slot] + 1) & 0x7fff;
+        e->index = slot | (int)(slot_gen[slot] << SLOT_BITS);
+        slots[slot] = e;
+    }
+    deck_mutex_unlock(&table_lock);
+    if (rc) { free_entry(e); return rc; }
+    *entry = e;
+    *index = e->index;
+    return DECK_OK;
+}
+
+int deck_table_find(const char *name, int *index)
+{
+    deck_mutex_lock(&table_lock);
+    mbox_entry_t *e = find_by_name(name);
+    if (e) *index = e->index;
+    deck_mutex_unlock(&table_lock);
+    return e ? DECK_OK : DECK_ENOTFOUND;
+}
+
+int deck_table_deliver(int index, deck_qmsg_t *m)
+{
+    int slot = index & (MAX_SLOTS - 1);
+    deck_mutex_lock(&table_lock);
+    mbox_entry_t *e = (index >= 0 && slot < nslots) ? slots[slot] : NULL;
+    if (!e || e->index != index) {
+        deck_mutex_unlock(&table_lock);
+        free(m);
+        return deck_fail(DECK_ENOTFOUND, "deck_mbox_post: no mailbox with index %d here", index);
+    }
+    deck_mutex_lock(&e->lock);
+    if (e->tail) e->tail->next = m; else e->head = m;
+    e->tail = m;
+    deck_cond_broadcast(&e->cond);
+    deck_mutex_unlock(&e->lock);
+    deck_mutex_unlock(&table_lock);
+    return DECK_OK;
+}
+
+void deck_table_peer_gone(int node)
+{
+    deck_mutex_lock(&table_lock);
+    for (int i = 0; i < nslots; i++) {
+        mbox_entry_t *e = slots[i];
+        if (!e) continue;
+        deck_mutex_lock(&e->lock);
+        if (e->watch_node == node) deck_cond_broadcast(&e->cond);
+        deck_mutex_unlock(&e->lock);
+    }
+    deck_mutex_unlock(&table_lock);
+}
+
+void deck_table_remove(void *entry)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&table_lock);
+    slots[e->index & (MAX_SLOTS - 1)] = NULL;
+    deck_mutex_unlock(&table_lock);
+    /* Out of the table, nothing new arrives; wake the retrievers and wait until they left. */
+    deck_mutex_lock(&e->lock);
+    e->closed = 1;
+    deck_cond_broadcast(&e->cond);
+    while (e->waiters > 0) deck_cond_wait(&e->cond, &e->lock);
+    deck_mutex_unlock(&e->lock);
+    free_entry(e);
+}
+
+void deck_entry_watch(void *entry, int node)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&e->lock);
+    e->watch_node = node;
+    deck_cond_broadcast(&e->cond);   /* the node may already be gone */
+    deck_mutex_unlock(&e->lock);
+}
+
+/* Called with e->lock held and a message queued: copies it out, or ETRUNC keeping it queued
+ * (so that no data is lost: the caller may retry with a larger message). */
+static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
+{
+    deck_qmsg_t *q = e->head;
+    if (q->len > msg->size)
+        return deck_fail(DECK_ETRUNC, "deck_mbox_retrv: '%s': incoming message of %zu bytes, "
+                         "receiving message holds %lu (message left queued)", e->name, q->len, msg->size);
+    if (q->len) memcpy(msg->buf, q->data, q->len);
+    msg->len = q->len;
+    msg->pos = 0;
+    e->head = q->next;
+    if (!e->head) e->tail = NULL;
+    free(q);
+    return DECK_OK;
+}
+
+int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms)
+{
+    mbox_entry_t *e = entry;
+    struct timespec deadline = {0, 0};
+    if (timeout_ms > 0) deck_deadline(&deadline, timeout_ms);
+    int rc;
+    deck_mutex_lock(&e->lock);
+    e->waiters++;
+    for (;;) {
+        if (e->closed) {
+            rc = deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox '%s' destroyed while waiting", e->name);
+            break;
+        }
+        if (e->head) { rc = copy_out(e, msg); break; }
+        if (e->watch_node >= 0 && deck_core_peer_gone(e->watch_node)) {
+            rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: '%s': node %d has gone away", e->name, e->watch_node);
+            break;
+        }
+        if (timeout_ms == 0 || (timeout_ms > 0 && deck_deadline_passed(&deadline))) {
+            rc = deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: '%s': nothing within %d ms", e->name, timeout_ms);
+            break;
+        }
+        if (timeout_ms < 0) deck_cond_wait(&e->cond, &e->lock);
+        else deck_cond_wait_until(&e->cond, &e->lock, &deadline);
+    }
+    e->waiters--;
+    if (e->closed) deck_cond_broadcast(&e->cond);   /* the destroyer waits for waiters == 0 */
+    deck_mutex_unlock(&e->lock);
+    return rc;
+}

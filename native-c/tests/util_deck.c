@@ -1,0 +1,122 @@
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "util_deck.h"
+
+void util_fail(const char *file, int line, const char *what, int got, int want)
+{
+    fprintf(stderr, "[pid %d] %s:%d: CHECK failed: %s", (int)getpid(), file, line, what);
+    if (got != want) fprintf(stderr, " returned %d (%s), expected %d", got, deck_strerror(got), want);
+    fprintf(stderr, "\n  last DECK error: %s\n", deck_last_error());
+    exit(1);
+}
+
+long util_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+void util_sleep_ms(int ms)
+{
+    struct timespec t = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+}
+
+static int port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_ANY) };
+    int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
+int util_free_ports(int n)
+{
+    for (int attempt = 0; attempt < 200; attempt++) {
+        unsigned r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (unsigned)getpid() * 7919u + (unsigned)attempt;
+        int base = 20000 + (int)(r % 30000u), i;
+        for (i = 0; i < n && port_free(base + i); i++) {}
+        if (i == n) return base;
+    }
+    fprintf(stderr, "util_free_ports: no %d free consecutive ports found\n", n);
+    exit(1);
+}
+
+void util_nodes_file(int n, char *path, size_t len)
+{
+    snprintf(path, len, "/tmp/deck_test_nodes_XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    CHECK(f != NULL);
+    int base = util_free_ports(n);
+    fprintf(f, "# nodes of a test run\n");
+    for (int i = 0; i < n; i++) fprintf(f, "127.0.0.1:%d\n", base + i);
+    fclose(f);
+}
+
+static void kill_all(pid_t *pids, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0) kill(pids[i], SIGKILL);
+}
+
+int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s)
+{
+    char path[64];
+    util_nodes_file(n, path, sizeof path);
+    fflush(NULL);                         /* no duplicated stdio buffers in the children */
+    pid_t pids[64] = { 0 };
+    CHECK(n <= 64);
+    for (int i = 0; i < n; i++) {
+        pids[i] = fork();
+        CHECK(pids[i] >= 0);
+        if (pids[i] == 0) {
+            alarm((unsigned)timeout_s);   /* a hung child dies with SIGALRM */
+            CHECK_OK(deck_init_static(i, n, path));
+            int rc = fn(i, n, arg);
+            if (rc == 0) CHECK_OK(deck_done());
+            exit(rc);                     /* exit, not _exit: LeakSanitizer checks the child */
+        }
+    }
+    int failed = 0;
+    for (int left = n; left > 0; left--) {
+        int status;
+        pid_t pid = waitpid(-1, &status, 0);
+        CHECK(pid > 0);
+        int id = 0;
+        while (id < n && pids[id] != pid) id++;
+        CHECK(id < n);
+        pids[id] = 0;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+        if (WIFEXITED(status)) fprintf(stderr, "  node %d exited with %d\n", id, WEXITSTATUS(status));
+        else fprintf(stderr, "  node %d killed by signal %d\n", id, WTERMSIG(status));
+        if (!failed) kill_all(pids, n);
+        failed = 1;
+    }
+    unlink(path);
+    return failed;
+}
+
+int util_run_test(const char *name, int n, util_node_fn fn, void *arg)
+{
+    long t0 = util_now_ms();
+    int failed = util_run_nodes(n, fn, arg, 60);
+    printf("%s %s (%d processes, %ld ms)\n", failed ? "FAIL" : "PASS", name, n, util_now_ms() - t0);
+    fflush(stdout);
+    return failed;
+}

@@ -1,0 +1,36 @@
+/*
+ * Helpers for the C tests: assertion macros that name the failed check and DECK's last error,
+ * free TCP ports, nodes files, and running a function in N forked DECK processes.
+ */
+#ifndef UTIL_DECK_H
+#define UTIL_DECK_H
+
+#include <stddef.h>
+#include "deck.h"
+
+/* Prints where and what failed (with deck_last_error) and exits the process with 1. */
+void util_fail(const char *file, int line, const char *what, int got, int want);
+
+#define CHECK(cond) do { if (!(cond)) util_fail(__FILE__, __LINE__, #cond, 0, 0); } while (0)
+#define CHECK_RC(call, want) do { int rc_ = (call); \
+        if (rc_ != (want)) util_fail(__FILE__, __LINE__, #call, rc_, (want)); } while (0)
+#define CHECK_OK(call) CHECK_RC(call, DECK_OK)
+
+/* First of n consecutive TCP ports that could all be bound just now (random start). */
+int util_free_ports(int n);
+/* Writes a temporary nodes file "127.0.0.1:port" for n nodes on free ports; path gets its name. */
+void util_nodes_file(int n, char *path, size_t len);
+/* Milliseconds on the monotonic clock. */
+long util_now_ms(void);
+void util_sleep_ms(int ms);
+
+/* Runs fn(id, n, arg) in n forked processes, each inside deck_init_static on a fresh nodes
+ * file; deck_done follows a zero return. A child is killed after timeout_s. Returns 0 when
+ * every child exited 0, else prints which failed, kills the rest and returns 1. */
+typedef int (*util_node_fn)(int id, int n, void *arg);
+int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s);
+
+/* Runs the named test function and prints PASS/FAIL; returns 1 on failure. */
+int util_run_test(const char *name, int n, util_node_fn fn, void *arg);
+
+#endif
