@@ -1,0 +1,280 @@
+package org.aldeia.deck;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Java counterpart of deckrun, for tests and samples: starts a static DECK run of N JVMs on
+ * this host, each running {@code mainClass} with the current classpath and DECK_ID / DECK_NODES /
+ * DECK_FILE in its environment, the nodes file listing free loopback ports. It waits for all of
+ * them with a timeout; on the first failure (a non-zero exit) or when time runs out it kills the
+ * others, so a broken run never hangs the caller.
+ *
+ * <pre>{@code
+ * DeckLauncher.Result r = new DeckLauncher(2, PingPong.class).timeout(Duration.ofSeconds(30)).launch();
+ * assertTrue(r.succeeded(), r::toString);
+ * }</pre>
+ */
+public final class DeckLauncher {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DeckLauncher.class);
+
+    private final int nodes;
+    private final Class<?> mainClass;
+    private final List<String> args;
+    private final List<String> jvmOptions = new ArrayList<>();
+    private final Map<String, String> environment = new LinkedHashMap<>();
+    private Duration timeout = Duration.ofSeconds(60);
+    private boolean inheritOutput;
+    private Path workDir;
+
+    public DeckLauncher(int nodes, Class<?> mainClass, String... args) {
+        if (nodes < 1) {
+            throw new IllegalArgumentException("a DECK run needs at least one node, got " + nodes);
+        }
+        this.nodes = nodes;
+        this.mainClass = mainClass;
+        this.args = List.of(args);
+    }
+
+    /** Options for every JVM, before the main class (e.g. "-Xmx64m", "-Dkey=value"). */
+    public DeckLauncher jvmOptions(String... options) {
+        jvmOptions.addAll(Arrays.asList(options));
+        return this;
+    }
+
+    /** An extra environment variable for every process (e.g. DECK_CLONE_TIMEOUT_MS). */
+    public DeckLauncher environment(String name, String value) {
+        environment.put(name, value);
+        return this;
+    }
+
+    /** How long the whole run may take before every process is killed; default 60 s. */
+    public DeckLauncher timeout(Duration runTimeout) {
+        this.timeout = runTimeout;
+        return this;
+    }
+
+    /**
+     * Lets the processes write to this JVM's stdout/stderr instead of capturing each one's output
+     * (stdout and stderr merged) in {@code node-<i>.out} of the work directory. Do not use it under
+     * Maven Surefire, whose forked JVM talks to Maven over its stdout.
+     */
+    public DeckLauncher inheritOutput() {
+        this.inheritOutput = true;
+        return this;
+    }
+
+    /** Where the nodes file, configuration files and outputs go; default a new temporary directory. */
+    public DeckLauncher workDir(Path dir) {
+        this.workDir = dir;
+        return this;
+    }
+
+    /** Runs the processes as a static DECK run configured by the environment. */
+    public Result launch() throws IOException, InterruptedException {
+        return run(false);
+    }
+
+    /**
+     * As {@link #launch()}, and also gives each JVM its own Aldeia configuration file
+     * ({@code aldeia-<i>.conf}: socket_type = SOCKET_DECK, deck_id, deck_nodes, deck_file) through
+     * {@code -Daldeia.configuration}, so that Aldeia sockets in the processes run over DECK.
+     */
+    public Result launchAldeia() throws IOException, InterruptedException {
+        return run(true);
+    }
+
+    /**
+     * Writes a nodes file for {@code count} processes on this host: one "127.0.0.1:port" line per
+     * node, each port free when probed. The probe sockets are all open at once so the ports differ.
+     */
+    public static Path writeNodesFile(Path file, int count) throws IOException {
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        List<ServerSocket> probes = new ArrayList<>();
+        StringBuilder lines = new StringBuilder("# DECK nodes file written by DeckLauncher: node i on line i\n");
+        try {
+            for (int i = 0; i < count; i++) {
+                ServerSocket probe = new ServerSocket(0, 1, loopback);
+                probes.add(probe);
+                lines.append(loopback.getHostAddress()).append(':').append(probe.getLocalPort()).append('\n');
+            }
+        } finally {
+            for (ServerSocket probe : probes) {
+                probe.close();
+            }
+        }
+        return Files.writeString(file, lines, StandardCharsets.UTF_8);
+    }
+
+    /** The command that runs {@code mainClass} in a new JVM with this JVM's java and classpath. */
+    public static List<String> javaCommand(List<String> jvmOptions, Class<?> mainClass, List<String> args) {
+        List<String> command = new ArrayList<>();
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-cp");
+        command.add(System.getProperty("java.class.path"));
+        command.addAll(jvmOptions);
+        command.add(mainClass.getName());
+        command.addAll(args);
+        return command;
+    }
+
+    private Result run(boolean aldeia) throws IOException, InterruptedException {
+        Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("deck-run-");
+        Path nodesFile = writeNodesFile(dir.resolve("nodes"), nodes).toAbsolutePath();
+        List<Process> processes = new ArrayList<>();
+        BlockingQueue<Integer> exited = new LinkedBlockingQueue<>();
+        try {
+            for (int id = 0; id < nodes; id++) {
+                Process process = start(id, dir, nodesFile, aldeia);
+                processes.add(process);
+                int node = id;
+                // The JDK's process reaper reports each exit: no polling of exit values here.
+                process.onExit().thenRun(() -> exited.add(node));
+            }
+            boolean timedOut = awaitAll(processes, exited);
+            return new Result(dir, inheritOutput, timedOut, exitCodes(processes));
+        } finally {
+            // Only reached with live processes on an exception (e.g. the caller was interrupted).
+            killAll(processes);
+        }
+    }
+
+    private Process start(int id, Path dir, Path nodesFile, boolean aldeia) throws IOException {
+        List<String> options = new ArrayList<>(jvmOptions);
+        if (aldeia) {
+            Path conf = dir.resolve("aldeia-" + id + ".conf");
+            Files.writeString(conf, "# Aldeia configuration of DECK node " + id + ", written by DeckLauncher\n"
+                    + "socket_type = SOCKET_DECK\n"
+                    + "deck_id = " + id + "\n"
+                    + "deck_nodes = " + nodes + "\n"
+                    + "deck_file = " + nodesFile + "\n", StandardCharsets.UTF_8);
+            options.add("-Daldeia.configuration=" + conf.toAbsolutePath());
+        }
+        ProcessBuilder builder = new ProcessBuilder(javaCommand(options, mainClass, args));
+        builder.environment().putAll(environment);
+        builder.environment().put(Deck.ENV_ID, Integer.toString(id));
+        builder.environment().put(Deck.ENV_NODES, Integer.toString(nodes));
+        builder.environment().put(Deck.ENV_FILE, nodesFile.toString());
+        if (inheritOutput) {
+            builder.inheritIO();
+        } else {
+            builder.redirectErrorStream(true).redirectOutput(Result.outputFile(dir, id).toFile());
+        }
+        LOG.debug("starting DECK node {} of {}: {}", id, nodes, builder.command());
+        return builder.start();
+    }
+
+    /** Waits for every process; kills the rest on the first failure or at the deadline. */
+    private boolean awaitAll(List<Process> processes, BlockingQueue<Integer> exited) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (int done = 0; done < processes.size(); done++) {
+            Integer node = exited.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            if (node == null) {
+                LOG.warn("DECK run of {} timed out after {}; killing every process", mainClass.getName(), timeout);
+                killAll(processes);
+                return true;
+            }
+            int code = processes.get(node).exitValue();
+            if (code != 0) {
+                LOG.warn("DECK node {} of {} exited with {}; killing the others", node, mainClass.getName(), code);
+                killAll(processes);
+                return false;
+            }
+        }
+        return false;
+    }
+
+    private static void killAll(List<Process> processes) throws InterruptedException {
+        for (Process process : processes) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+        }
+        for (Process process : processes) {
+            process.waitFor();
+        }
+    }
+
+    private static int[] exitCodes(List<Process> processes) {
+        return processes.stream().mapToInt(Process::exitValue).toArray();
+    }
+
+    /** How a run ended. */
+    public static final class Result {
+
+        private final Path workDir;
+        private final boolean outputInherited;
+        private final boolean timedOut;
+        private final int[] exitCodes;
+
+        Result(Path workDir, boolean outputInherited, boolean timedOut, int[] exitCodes) {
+            this.workDir = workDir;
+            this.outputInherited = outputInherited;
+            this.timedOut = timedOut;
+            this.exitCodes = exitCodes;
+        }
+
+        static Path outputFile(Path dir, int node) {
+            return dir.resolve("node-" + node + ".out");
+        }
+
+        /** True when every process exited with 0 in time. */
+        public boolean succeeded() {
+            return !timedOut && Arrays.stream(exitCodes).allMatch(code -> code == 0);
+        }
+
+        /** True when the run was killed at its deadline. */
+        public boolean timedOut() {
+            return timedOut;
+        }
+
+        /** Exit status of node {@code node}'s process (137 when killed). */
+        public int exitCode(int node) {
+            return exitCodes[node];
+        }
+
+        public int[] exitCodes() {
+            return exitCodes.clone();
+        }
+
+        /** Node {@code node}'s stdout and stderr; empty when output was inherited. */
+        public String output(int node) throws IOException {
+            return outputInherited ? "" : Files.readString(outputFile(workDir, node), StandardCharsets.UTF_8);
+        }
+
+        /** The directory holding the nodes file, configuration files and outputs. */
+        public Path workDir() {
+            return workDir;
+        }
+
+        /** Exit codes and every captured output: what an assertion message needs. */
+        @Override
+        public String toString() {
+            StringBuilder text = new StringBuilder("DECK run in ").append(workDir)
+                    .append(timedOut ? " timed out" : "").append(", exit codes ").append(Arrays.toString(exitCodes));
+            for (int node = 0; node < exitCodes.length && !outputInherited; node++) {
+                try {
+                    text.append("\n--- node ").append(node).append(" ---\n").append(output(node));
+                } catch (IOException e) {
+                    text.append("\n--- node ").append(node).append(": output unreadable: ").append(e.getMessage());
+                }
+            }
+            return text.toString();
+        }
+    }
+}

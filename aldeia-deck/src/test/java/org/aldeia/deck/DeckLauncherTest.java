@@ -1,0 +1,80 @@
+package org.aldeia.deck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The launcher's process handling, with processes that need no DECK. */
+class DeckLauncherTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void eachProcessGetsItsIdAndTheSharedNodesFile() throws Exception {
+        DeckLauncher.Result run = new DeckLauncher(3, LauncherProbeMain.class, "env").workDir(dir).launch();
+        assertTrue(run.succeeded(), run::toString);
+        List<String> nodes = Files.readAllLines(dir.resolve("nodes")).stream()
+                .filter(line -> !line.startsWith("#")).toList();
+        assertEquals(3, nodes.size());
+        assertEquals(3, nodes.stream().distinct().count(), "ports must differ: " + nodes);
+        for (int id = 0; id < 3; id++) {
+            String out = run.output(id);
+            assertTrue(out.contains("DECK_ID=" + id + "\n"), out);
+            assertTrue(out.contains("DECK_NODES=3\n"), out);
+            for (String node : nodes) {
+                assertTrue(node.matches("127\\.0\\.0\\.1:\\d+"), node);
+                assertTrue(out.contains(node), out);
+            }
+            assertFalse(out.contains("CONFIGURATION"), out);
+        }
+    }
+
+    @Test
+    void launchAldeiaGivesEachProcessItsConfigurationFile() throws Exception {
+        DeckLauncher.Result run = new DeckLauncher(2, LauncherProbeMain.class, "env").workDir(dir).launchAldeia();
+        assertTrue(run.succeeded(), run::toString);
+        for (int id = 0; id < 2; id++) {
+            String out = run.output(id);
+            assertTrue(out.contains("socket_type = SOCKET_DECK\n"), out);
+            assertTrue(out.contains("deck_id = " + id + "\n"), out);
+            assertTrue(out.contains("deck_nodes = 2\n"), out);
+            assertTrue(out.contains("deck_file = " + dir.resolve("nodes").toAbsolutePath() + "\n"), out);
+        }
+    }
+
+    @Test
+    void theFirstFailureKillsTheOtherProcesses() throws Exception {
+        long start = System.nanoTime();
+        DeckLauncher.Result run = new DeckLauncher(3, LauncherProbeMain.class, "fail-node", "1", "3")
+                .workDir(dir).timeout(Duration.ofSeconds(90)).launch();
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertFalse(run.succeeded());
+        assertFalse(run.timedOut());
+        assertEquals(3, run.exitCode(1), run::toString);
+        assertNotEquals(0, run.exitCode(0));
+        assertNotEquals(0, run.exitCode(2));
+        assertTrue(took.compareTo(Duration.ofSeconds(60)) < 0, "the sleeping processes were not killed: " + took);
+    }
+
+    @Test
+    void aRunPastItsTimeoutIsKilled() throws Exception {
+        long start = System.nanoTime();
+        DeckLauncher.Result run = new DeckLauncher(2, LauncherProbeMain.class, "sleep")
+                .workDir(dir).timeout(Duration.ofSeconds(3)).launch();
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+        assertTrue(run.timedOut());
+        assertFalse(run.succeeded());
+        assertNotEquals(0, run.exitCode(0));
+        assertNotEquals(0, run.exitCode(1));
+        assertTrue(took.compareTo(Duration.ofSeconds(60)) < 0, "not killed at the deadline: " + took);
+    }
+}
