@@ -1,0 +1,109 @@
+package org.aldeia.vapi;
+
+import com.sun.jna.Memory;
+import com.sun.jna.Pointer;
+import java.io.IOException;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Polling one completion queue into a reusable array of work completions, read through
+ * {@link #view()} with {@link VapiStructs.Wc}. One thread at a time (the side's lock).
+ */
+final class CompletionQueue {
+
+    /**
+     * A blocking poll returns at least this often, so a thread notices {@code close()} from
+     * another thread even if the library did not wake it when the queue pair was destroyed.
+     */
+    static final int WAIT_SLICE_USEC = 200_000;
+
+    private final Vapi vapi;
+    private final long hca;
+    private final long cq;
+    private final int capacity;
+    private final Memory wcs;
+    private final Pointer afterFirst;
+    private final ByteBuffer view;
+    private final int[] count = new int[1];
+    private final BooleanSupplier closed;
+
+    CompletionQueue(Vapi vapi, long hca, long cq, int capacity, BooleanSupplier closed) {
+        this.vapi = vapi;
+        this.hca = hca;
+        this.cq = cq;
+        this.capacity = capacity;
+        this.wcs = new Memory((long) capacity * VapiStructs.Wc.SIZE);
+        this.afterFirst = wcs.share(VapiStructs.Wc.SIZE);
+        this.view = VapiStructs.view(wcs);
+        this.closed = closed;
+    }
+
+    /** The completions the last poll returned, from index 0. */
+    ByteBuffer view() {
+        return view;
+    }
+
+    /**
+     * Blocks until at least one completion is there, then takes every other one ready.
+     *
+     * @return how many completions {@link #view()} holds, at least 1
+     * @throws SocketException "Socket closed" once the channel is closed
+     */
+    int await() throws IOException {
+        while (true) {
+            if (closed.getAsBoolean()) {
+                throw closedException();
+            }
+            int ret = vapi.EVAPI_poll_cq_block(hca, cq, WAIT_SLICE_USEC, wcs);
+            if (ret == VapiConstants.VAPI_OK) {
+                return capacity == 1 ? 1 : 1 + pollInto(afterFirst, capacity - 1);
+            }
+            if (ret != VapiConstants.VAPI_ETIMEDOUT && ret != VapiConstants.VAPI_CQ_EMPTY) {
+                throw VapiException.of(vapi, "EVAPI_poll_cq_block", ret);
+            }
+        }
+    }
+
+    /** Non-blocking: takes every completion ready; returns how many (possibly 0). */
+    int poll() throws VapiException {
+        return pollInto(wcs, capacity);
+    }
+
+    private int pollInto(Pointer into, int max) throws VapiException {
+        count[0] = 0;
+        int ret = vapi.EVAPI_poll_cq_many(hca, cq, max, into, count);
+        if (ret != VapiConstants.VAPI_OK && ret != VapiConstants.VAPI_CQ_EMPTY) {
+            throw VapiException.of(vapi, "EVAPI_poll_cq_many", ret);
+        }
+        return ret == VapiConstants.VAPI_OK ? Math.min(count[0], max) : 0;
+    }
+
+    void free() {
+        wcs.close();
+    }
+
+    static SocketException closedException() {
+        return new SocketException("Socket closed");
+    }
+
+    /** What a failed completion means for the user, e.g. "the peer went away". */
+    static String meaning(int status) {
+        switch (status) {
+            case VapiConstants.VAPI_REM_ABORT_ERR: return "the peer went away";
+            case VapiConstants.VAPI_WR_FLUSH_ERR: return "the queue pair was shut down";
+            case VapiConstants.VAPI_LOC_LEN_ERR: return "a message was larger than the receive buffer";
+            default: return "the transfer failed";
+        }
+    }
+
+    /** The exception for a completion with error {@code status}. */
+    static IOException failure(String what, int status, boolean channelClosed) {
+        if (channelClosed) {
+            return closedException();
+        }
+        return new SocketException("connection reset: " + what + " completed with "
+                + VapiConstants.statusName(status) + " (" + meaning(status) + ")");
+    }
+}

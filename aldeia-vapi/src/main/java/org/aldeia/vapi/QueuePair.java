@@ -1,0 +1,203 @@
+package org.aldeia.vapi;
+
+import com.sun.jna.Memory;
+import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The VAPI objects of one socket (thesis 4.4.2 step 2): a send and a receive completion queue,
+ * a reliable-connection queue pair and the two registered regions (send ring, receive
+ * buffers). Creation undoes itself on failure; {@link #release} frees everything, in the
+ * reverse order of creation.
+ */
+final class QueuePair {
+    private static final Logger LOG = LoggerFactory.getLogger(QueuePair.class);
+
+    private final Vapi vapi;
+    private final long hca;
+    private final int mtu;
+    private final int sendSlots;
+    private final int receiveBuffers;
+
+    private long sendCq;
+    private long receiveCq;
+    private long qp;
+    private int qpNum;
+    private boolean hasSendCq;
+    private boolean hasReceiveCq;
+    private boolean hasQp;
+    private RegisteredRegion sendRegion;
+    private RegisteredRegion receiveRegion;
+
+    private QueuePair(Vapi vapi, long hca, int mtu, int sendSlots, int receiveBuffers) {
+        this.vapi = vapi;
+        this.hca = hca;
+        this.mtu = mtu;
+        this.sendSlots = sendSlots;
+        this.receiveBuffers = receiveBuffers;
+    }
+
+    /**
+     * @param mtu the local MTU: size of each receive buffer
+     * @param sendRegionSize bytes of the send ring; it has {@code sendRegionSize / mtu}
+     *     descriptors
+     * @param receiveBuffers MTU-sized receive buffers
+     */
+    static QueuePair create(Vapi vapi, long hca, long pd, int mtu, int sendRegionSize,
+            int receiveBuffers) throws IOException {
+        QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / mtu, receiveBuffers);
+        try {
+            // +1: the zero-length end-of-stream request may follow a full ring
+            pair.sendCq = pair.createCq(pair.sendSlots + 1);
+            pair.hasSendCq = true;
+            pair.receiveCq = pair.createCq(receiveBuffers);
+            pair.hasReceiveCq = true;
+            pair.createQp();
+            pair.sendRegion = RegisteredRegion.register(vapi, hca, pd, sendRegionSize);
+            pair.receiveRegion = RegisteredRegion.register(vapi, hca, pd, Math.multiplyExact(mtu, receiveBuffers));
+            return pair;
+        } catch (IOException | RuntimeException e) {
+            pair.releaseQuietly();
+            throw e;
+        }
+    }
+
+    private long createCq(int minEntries) throws VapiException {
+        long[] cq = new long[1];
+        int[] entries = new int[1];
+        VapiException.check(vapi, "VAPI_create_cq", vapi.VAPI_create_cq(hca, minEntries, cq, entries));
+        return cq[0];
+    }
+
+    private void createQp() throws VapiException {
+        try (Memory attr = new Memory(VapiStructs.QpInitAttr.SIZE);
+                Memory prop = new Memory(VapiStructs.QpProp.SIZE)) {
+            VapiStructs.QpInitAttr.write(attr, sendCq, receiveCq, sendSlots + 1, receiveBuffers);
+            long[] handle = new long[1];
+            VapiException.check(vapi, "VAPI_create_qp", vapi.VAPI_create_qp(hca, attr, handle, prop));
+            qp = handle[0];
+            hasQp = true;
+            qpNum = VapiStructs.QpProp.qpNum(prop);
+        }
+    }
+
+    /** Moves the queue pair to RTS towards the peer (thesis 4.4.2 step 4). */
+    void connect(int destId, int destQpNum, int pathMtu, int serviceLevel, int port) throws VapiException {
+        try (Memory attr = new Memory(VapiStructs.QpAttr.SIZE)) {
+            VapiStructs.QpAttr.write(attr, VapiConstants.VAPI_RTS, destQpNum, destId, pathMtu, serviceLevel, port);
+            VapiException.check(vapi, "VAPI_modify_qp", vapi.VAPI_modify_qp(hca, qp, attr));
+        }
+    }
+
+    Vapi vapi() {
+        return vapi;
+    }
+
+    long hca() {
+        return hca;
+    }
+
+    long qp() {
+        return qp;
+    }
+
+    int qpNum() {
+        return qpNum;
+    }
+
+    int mtu() {
+        return mtu;
+    }
+
+    long sendCq() {
+        return sendCq;
+    }
+
+    long receiveCq() {
+        return receiveCq;
+    }
+
+    int sendSlots() {
+        return sendSlots;
+    }
+
+    int receiveBuffers() {
+        return receiveBuffers;
+    }
+
+    RegisteredRegion sendRegion() {
+        return sendRegion;
+    }
+
+    RegisteredRegion receiveRegion() {
+        return receiveRegion;
+    }
+
+    /**
+     * Destroys the queue pair only: outstanding requests complete with a flush error and
+     * threads blocked polling wake up. Idempotent.
+     */
+    synchronized void destroyQp() throws VapiException {
+        if (hasQp) {
+            hasQp = false;
+            VapiException.check(vapi, "VAPI_destroy_qp", vapi.VAPI_destroy_qp(hca, qp));
+        }
+    }
+
+    /**
+     * Releases everything; the caller guarantees no thread polls or copies any more.
+     * Idempotent; throws the first failure after releasing all it could.
+     */
+    synchronized void release() throws IOException {
+        IOException first = null;
+        try {
+            destroyQp();
+        } catch (VapiException e) {
+            first = e;
+        }
+        first = attempt(first, hasSendCq, () -> vapi.VAPI_destroy_cq(hca, sendCq), "VAPI_destroy_cq");
+        hasSendCq = false;
+        first = attempt(first, hasReceiveCq, () -> vapi.VAPI_destroy_cq(hca, receiveCq), "VAPI_destroy_cq");
+        hasReceiveCq = false;
+        for (RegisteredRegion region : new RegisteredRegion[] {sendRegion, receiveRegion}) {
+            if (region != null) {
+                try {
+                    region.release(vapi, hca);
+                } catch (VapiException e) {
+                    first = first == null ? e : first;
+                }
+            }
+        }
+        sendRegion = null;
+        receiveRegion = null;
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    /** {@link #release}, logging instead of throwing: for paths that already fail. */
+    void releaseQuietly() {
+        try {
+            release();
+        } catch (IOException e) {
+            LOG.warn("releasing a queue pair failed: {}", e.getMessage());
+        }
+    }
+
+    private IOException attempt(IOException first, boolean needed, VapiCall call, String function) {
+        if (!needed) {
+            return first;
+        }
+        int ret = call.invoke();
+        if (ret == VapiConstants.VAPI_OK || first != null) {
+            return first;
+        }
+        return VapiException.of(vapi, function, ret);
+    }
+
+    @FunctionalInterface
+    private interface VapiCall {
+        int invoke();
+    }
+}

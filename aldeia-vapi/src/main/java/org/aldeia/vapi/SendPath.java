@@ -1,0 +1,214 @@
+package org.aldeia.vapi;
+
+import static org.aldeia.vapi.VapiConstants.VAPI_SEND;
+import static org.aldeia.vapi.VapiConstants.VAPI_SIGNALED;
+import static org.aldeia.vapi.VapiConstants.VAPI_SUCCESS;
+import static org.aldeia.vapi.VapiConstants.VAPI_UNSIGNALED;
+
+import com.sun.jna.Memory;
+import java.io.IOException;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+import org.aldeia.vapi.VapiStructs.Desc;
+import org.aldeia.vapi.VapiStructs.Wc;
+
+/**
+ * The send side of a queue-pair channel (thesis Figs. 4.9–4.11), with the thesis's per-block
+ * native calls batched: a write copies all its blocks into the registered ring (plain
+ * ByteBuffer copies), fills their descriptors, signals only the last one and posts them with
+ * one {@code EVAPI_post_sr_list} (two when the descriptor ring wraps), then takes whatever
+ * completed with one non-blocking poll. It blocks only when the ring is full.
+ *
+ * <p>A write larger than the free part of the ring is posted in portions, each ending with a
+ * signalled block, and waits for a completion between them: its native calls grow by a few per
+ * region-full (1 MiB by default), never per block.
+ */
+final class SendPath {
+
+    private final Vapi vapi;
+    private final long hca;
+    private final long qp;
+    private final ByteBuffer region;
+    private final long regionAddress;
+    private final int lkey;
+    private final SendRing ring;
+    private final Memory descriptors;
+    private final ByteBuffer descriptorView;
+    private final CompletionQueue completions;
+    private final BooleanSupplier closed;
+    private final ReentrantLock lock = new ReentrantLock();
+
+    private boolean outputShut;
+    private IOException failure; // a send failed: the stream is broken for good
+
+    SendPath(QueuePair pair, int blockSize, BooleanSupplier closed) {
+        this.vapi = pair.vapi();
+        this.hca = pair.hca();
+        this.qp = pair.qp();
+        this.region = pair.sendRegion().view();
+        this.regionAddress = pair.sendRegion().address();
+        this.lkey = pair.sendRegion().lkey();
+        this.ring = new SendRing(pair.sendRegion().size(), blockSize, pair.sendSlots());
+        this.descriptors = new Memory((long) ring.slots() * Desc.SIZE);
+        this.descriptorView = VapiStructs.view(descriptors);
+        // a poll can return at most one completion per slot, plus the end-of-stream request
+        this.completions = new CompletionQueue(vapi, hca, pair.sendCq(), ring.slots() + 1, closed);
+        this.closed = closed;
+    }
+
+    void write(byte[] b, int off, int len) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        lock.lock();
+        try {
+            ensureWritable();
+            int done = 0;
+            while (done < len) {
+                long first = ring.nextId();
+                int count = 0;
+                for (int n; done < len && (n = ring.nextBlockLength(len - done)) > 0; done += n, count++) {
+                    int at = ring.head();
+                    region.put(at, b, off + done, n);
+                    long id = ring.claim(n);
+                    Desc.write(descriptorView, ring.slotOf(id), id, VAPI_SEND, VAPI_UNSIGNALED,
+                            regionAddress + at, n, lkey);
+                }
+                if (count == 0) {
+                    take(completions.await()); // ring full: wait until the peer took something
+                } else {
+                    post(first, count);
+                    take(completions.poll());
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Posts requests {@code first .. first+count-1}, the last one signalled. */
+    private void post(long first, int count) throws IOException {
+        Desc.setCompType(descriptorView, ring.slotOf(first + count - 1), VAPI_SIGNALED);
+        int slot = ring.slotOf(first);
+        int untilEnd = Math.min(count, ring.slots() - slot);
+        postList(slot, untilEnd);
+        if (untilEnd < count) {
+            postList(0, count - untilEnd); // the descriptor ring wrapped
+        }
+    }
+
+    private void postList(int slot, int count) throws IOException {
+        int ret = vapi.EVAPI_post_sr_list(hca, qp, count, descriptors.share((long) slot * Desc.SIZE));
+        if (ret != VapiConstants.VAPI_OK) {
+            throw fail(VapiException.of(vapi, "EVAPI_post_sr_list", ret));
+        }
+    }
+
+    void flush() throws IOException {
+        lock.lock();
+        try {
+            ensureOpen();
+            awaitIdle();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Flushes, then posts the zero-length signalled send that is end-of-stream, and waits for it. */
+    void shutdownOutput() throws IOException {
+        lock.lock();
+        try {
+            if (outputShut) {
+                return;
+            }
+            ensureOpen();
+            awaitIdle();
+            long id = ring.claim(0);
+            int slot = ring.slotOf(id);
+            Desc.write(descriptorView, slot, id, VAPI_SEND, VAPI_SIGNALED, regionAddress, 0, lkey);
+            int ret = vapi.VAPI_post_sr(hca, qp, descriptors.share((long) slot * Desc.SIZE));
+            if (ret != VapiConstants.VAPI_OK) {
+                throw fail(VapiException.of(vapi, "VAPI_post_sr", ret));
+            }
+            outputShut = true;
+            awaitIdle();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * The graceful part of close: shut the output down unless it is, or the stream is broken,
+     * or another thread is inside a write (then close aborts it instead of waiting behind it).
+     */
+    void shutdownForClose() throws IOException {
+        if (!lock.tryLock()) {
+            return;
+        }
+        try {
+            if (!outputShut && failure == null) {
+                shutdownOutput();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until the thread inside (if any) has left, then frees the native memory. */
+    void release() {
+        lock.lock();
+        try {
+            completions.free();
+            descriptors.close();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void awaitIdle() throws IOException {
+        while (!ring.idle()) {
+            take(completions.await());
+        }
+    }
+
+    /** Frees the ring up to each signalled completion; an error completion breaks the stream. */
+    private void take(int count) throws IOException {
+        ByteBuffer wcs = completions.view();
+        for (int i = 0; i < count; i++) {
+            int status = Wc.status(wcs, i);
+            if (status != VAPI_SUCCESS) {
+                throw fail(CompletionQueue.failure("a send", status, closed.getAsBoolean()));
+            }
+            long id = Wc.id(wcs, i);
+            if (!ring.isInFlight(id)) {
+                throw fail(new IOException("the VAPI library completed send request " + id
+                        + ", which is not in flight"));
+            }
+            ring.release(id);
+        }
+    }
+
+    private IOException fail(IOException e) {
+        if (failure == null && !(e instanceof SocketException && closed.getAsBoolean())) {
+            failure = e;
+        }
+        return e;
+    }
+
+    private void ensureOpen() throws IOException {
+        if (closed.getAsBoolean()) {
+            throw CompletionQueue.closedException();
+        }
+        if (failure != null) {
+            throw new SocketException(failure.getMessage());
+        }
+    }
+
+    private void ensureWritable() throws IOException {
+        ensureOpen();
+        if (outputShut) {
+            throw new SocketException("Socket output is shutdown");
+        }
+    }
+}

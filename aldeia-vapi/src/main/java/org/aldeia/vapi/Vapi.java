@@ -1,0 +1,79 @@
+package org.aldeia.vapi;
+
+import com.sun.jna.Pointer;
+
+/**
+ * vapi.h, one method per C function with the C names, so the queue-pair channel can run over
+ * any library implementing the header (MicroVAPI, a verbs-backed library) and be unit-tested
+ * against a mock.
+ *
+ * <p>Mapping: every handle is a {@code long}; {@code uint32_t} counts, keys and numbers are
+ * {@code int} (read them with {@link Integer#toUnsignedLong} where it matters); an out-parameter
+ * is a one-element {@code long[]} or {@code int[]}; a structure is a {@link Pointer} to native
+ * memory the caller owns, laid out as {@link VapiStructs} describes. Every function returns a
+ * {@code VAPI_ret_t} (see {@link VapiConstants}); {@link VapiException#check} turns failures
+ * into exceptions.
+ */
+public interface Vapi {
+
+    /** Text of a return code. */
+    String VAPI_strerror(int ret);
+
+    /** Text of the calling thread's last failure (function, cause, layer below). */
+    String EVAPI_last_error();
+
+    int EVAPI_get_hca_hndl(String hcaId, long[] hca);
+
+    int EVAPI_release_hca_hndl(long hca);
+
+    /** @param prop a {@link VapiStructs.HcaPort} */
+    int VAPI_query_hca_port_prop(long hca, byte port, Pointer prop);
+
+    int VAPI_alloc_pd(long hca, long[] pd);
+
+    int VAPI_dealloc_pd(long hca, long pd);
+
+    int VAPI_create_cq(long hca, int minEntries, long[] cq, int[] numEntries);
+
+    int VAPI_destroy_cq(long hca, long cq);
+
+    /**
+     * @param attr a {@link VapiStructs.QpInitAttr}
+     * @param prop a {@link VapiStructs.QpProp}, filled in
+     */
+    int VAPI_create_qp(long hca, Pointer attr, long[] qp, Pointer prop);
+
+    /** @param attr a {@link VapiStructs.QpAttr} */
+    int VAPI_modify_qp(long hca, long qp, Pointer attr);
+
+    /** Outstanding requests complete with {@code VAPI_WR_FLUSH_ERR}; waiting pollers wake. */
+    int VAPI_destroy_qp(long hca, long qp);
+
+    int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
+
+    int VAPI_deregister_mr(long hca, long mr);
+
+    /** @param sr one {@link VapiStructs.Desc} */
+    int VAPI_post_sr(long hca, long qp, Pointer sr);
+
+    /** @param list {@code num} consecutive {@link VapiStructs.Desc} */
+    int EVAPI_post_sr_list(long hca, long qp, int num, Pointer list);
+
+    /** @param rr one {@link VapiStructs.Desc} */
+    int VAPI_post_rr(long hca, long qp, Pointer rr);
+
+    /** @param list {@code num} consecutive {@link VapiStructs.Desc} */
+    int EVAPI_post_rr_list(long hca, long qp, int num, Pointer list);
+
+    /** Non-blocking: {@code VAPI_OK} with one {@link VapiStructs.Wc}, or {@code VAPI_CQ_EMPTY}. */
+    int VAPI_poll_cq(long hca, long cq, Pointer wc);
+
+    /** Non-blocking: up to {@code max} completions into {@code wcs}, their number in count[0]. */
+    int EVAPI_poll_cq_many(long hca, long cq, int max, Pointer wcs, int[] count);
+
+    /**
+     * Blocks until a completion arrives ({@code VAPI_OK}) or {@code timeoutUsec} passes
+     * ({@code VAPI_ETIMEDOUT}); 0 waits for ever.
+     */
+    int EVAPI_poll_cq_block(long hca, long cq, int timeoutUsec, Pointer wc);
+}

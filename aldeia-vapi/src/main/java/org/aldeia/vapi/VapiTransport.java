@@ -1,0 +1,159 @@
+package org.aldeia.vapi;
+
+import com.sun.jna.Memory;
+import java.io.IOException;
+import java.util.function.IntSupplier;
+import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The VAPI environment of a JVM (thesis 4.4.2, first socket): the opened HCA, its port's LID
+ * and a protection domain. Generic over the library behind {@link Vapi}: the real-verbs
+ * provider and MicroVAPI's provider both build one with {@link #open}.
+ */
+public final class VapiTransport implements Transport {
+    private static final Logger LOG = LoggerFactory.getLogger(VapiTransport.class);
+
+    private final Vapi vapi;
+    private final long hca;
+    private final long pd;
+    private final int lid;
+    private final int localId;
+    private final AldeiaConfiguration configuration;
+    private final PeerIntroducer introducer;
+    private final String description;
+    private boolean closed;
+
+    private VapiTransport(Vapi vapi, long hca, long pd, int lid, int localId,
+            AldeiaConfiguration configuration, PeerIntroducer introducer, String description) {
+        this.vapi = vapi;
+        this.hca = hca;
+        this.pd = pd;
+        this.lid = lid;
+        this.localId = localId;
+        this.configuration = configuration;
+        this.introducer = introducer;
+        this.description = description;
+    }
+
+    /** {@link #open(Vapi, String, AldeiaConfiguration, PeerIntroducer, IntSupplier, String)} with the port's LID as id. */
+    public static VapiTransport open(Vapi vapi, String hcaId, AldeiaConfiguration configuration,
+            PeerIntroducer introducer, String description) throws IOException {
+        return open(vapi, hcaId, configuration, introducer, null, description);
+    }
+
+    /**
+     * Opens the HCA by name, queries the configured port's LID and allocates the protection
+     * domain.
+     *
+     * @param hcaId the HCA name ("InfiniHost0"; MicroVAPI: its init string)
+     * @param localId this side's information 1, asked once the HCA is open (MicroVAPI: the
+     *     DECK id, wider than a LID); {@code null} for the port's LID
+     * @param description for {@link #description()}; the LID and MTU are appended
+     */
+    public static VapiTransport open(Vapi vapi, String hcaId, AldeiaConfiguration configuration,
+            PeerIntroducer introducer, IntSupplier localId, String description) throws IOException {
+        validate(configuration);
+        long[] handle = new long[1];
+        VapiException.check(vapi, "EVAPI_get_hca_hndl(\"" + hcaId + "\")", vapi.EVAPI_get_hca_hndl(hcaId, handle));
+        long hca = handle[0];
+        try {
+            int lid = queryLid(vapi, hca, configuration.infinibandPort());
+            VapiException.check(vapi, "VAPI_alloc_pd", vapi.VAPI_alloc_pd(hca, handle));
+            int id = localId == null ? lid : localId.getAsInt();
+            VapiTransport transport = new VapiTransport(vapi, hca, handle[0], lid, id, configuration,
+                    introducer, description + ", lid " + lid + ", mtu " + configuration.mtu());
+            LOG.debug("opened {}", transport.description);
+            return transport;
+        } catch (IOException | RuntimeException e) {
+            int ret = vapi.EVAPI_release_hca_hndl(hca);
+            if (ret != VapiConstants.VAPI_OK) {
+                e.addSuppressed(VapiException.of(vapi, "EVAPI_release_hca_hndl", ret));
+            }
+            throw e;
+        }
+    }
+
+    private static void validate(AldeiaConfiguration c) throws IOException {
+        String problem = null;
+        if (c.mtu() <= 0) {
+            problem = "mtu " + c.mtu() + " is not positive";
+        } else if (c.sendRegionSize() < c.mtu()) {
+            problem = "the send region (" + c.sendRegionSize() + " bytes) is smaller than mtu " + c.mtu();
+        } else if (c.receiveBuffers() < 1) {
+            problem = "receive buffers " + c.receiveBuffers() + " is less than 1";
+        } else if (c.infinibandPort() < 1 || c.infinibandPort() > 255) {
+            problem = "infiniband_port " + c.infinibandPort() + " is not in 1..255";
+        } else if (c.infinibandQos() < 0 || c.infinibandQos() > 15) {
+            problem = "infiniband_qos " + c.infinibandQos() + " is not a service level 0..15";
+        }
+        if (problem != null) {
+            throw new IOException("configuration " + c.source() + ": " + problem);
+        }
+    }
+
+    private static int queryLid(Vapi vapi, long hca, int port) throws VapiException {
+        try (Memory prop = new Memory(VapiStructs.HcaPort.SIZE)) {
+            prop.clear();
+            VapiException.check(vapi, "VAPI_query_hca_port_prop(port " + port + ")",
+                    vapi.VAPI_query_hca_port_prop(hca, (byte) port, prop));
+            if (VapiStructs.HcaPort.state(prop) != VapiConstants.PORT_ACTIVE) {
+                LOG.warn("HCA port {} is in state {}, not active", port, VapiStructs.HcaPort.state(prop));
+            }
+            return VapiStructs.HcaPort.lid(prop);
+        }
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    /** This side's information 1. */
+    public int localId() {
+        return localId;
+    }
+
+    /** The LID of the configured port. */
+    public int lid() {
+        return lid;
+    }
+
+    /** Creates the socket's completion queues, queue pair and registered regions. */
+    @Override
+    public synchronized Endpoint createEndpoint(int socketId) throws IOException {
+        if (closed) {
+            throw new IOException("the VAPI transport (" + description + ") is closed");
+        }
+        QueuePair pair = QueuePair.create(vapi, hca, pd, configuration.mtu(),
+                configuration.sendRegionSize(), configuration.receiveBuffers());
+        return new VapiEndpoint(pair, socketId, localId, introducer,
+                configuration.infinibandQos(), configuration.infinibandPort());
+    }
+
+    /** Frees the protection domain and releases the HCA; call after every channel closed. */
+    @Override
+    public synchronized void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        int dealloc = vapi.VAPI_dealloc_pd(hca, pd);
+        VapiException deallocFailure = dealloc == VapiConstants.VAPI_OK ? null
+                : VapiException.of(vapi, "VAPI_dealloc_pd", dealloc);
+        int release = vapi.EVAPI_release_hca_hndl(hca);
+        if (release != VapiConstants.VAPI_OK) {
+            VapiException e = VapiException.of(vapi, "EVAPI_release_hca_hndl", release);
+            if (deallocFailure != null) {
+                e.addSuppressed(deallocFailure);
+            }
+            throw e;
+        }
+        if (deallocFailure != null) {
+            throw deallocFailure;
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package org.aldeia.vapi;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.Mockito.clearInvocations;
+import static org.mockito.Mockito.mockingDetails;
+import static org.mockito.Mockito.never;
+import static org.mockito.Mockito.times;
+import static org.mockito.Mockito.verify;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.SocketException;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.aldeia.core.spi.Channel;
+import org.aldeia.vapi.Fixtures.ChannelPair;
+import org.aldeia.vapi.FakeVapi.Posted;
+import org.junit.jupiter.api.Test;
+import org.mockito.ArgumentCaptor;
+
+class QueuePairChannelSendTest {
+
+    private static byte[] random(int len, long seed) {
+        byte[] b = new byte[len];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    /** Reads until end-of-stream. */
+    static byte[] readAll(Channel c) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[777];
+        for (int n; (n = c.read(buf, 0, buf.length)) != -1; ) {
+            out.write(buf, 0, n);
+        }
+        return out.toByteArray();
+    }
+
+    @Test
+    void hundredBlockWriteIsOnePostWithOnlyTheLastBlockSignalled() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 128 * 1024, 16)) {
+            clearInvocations(p.vapi);
+            p.a.write(random(100 * 1024, 1), 0, 100 * 1024);
+            verify(p.vapi, times(1)).EVAPI_post_sr_list(anyLong(), anyLong(), anyInt(), any());
+            List<Posted> posted = p.fake.posted;
+            assertEquals(100, posted.size());
+            for (int i = 0; i < 100; i++) {
+                assertEquals(1024, posted.get(i).len());
+                assertEquals(i == 99, posted.get(i).signalled(), "block " + i);
+            }
+        }
+    }
+
+    @Test
+    void nativeCallsPerWriteDoNotGrowWithItsSize() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 256 * 1024, 16)) {
+            int[] calls = new int[2];
+            int[] sizes = {1, 200 * 1024};
+            for (int i = 0; i < 2; i++) {
+                p.a.flush();
+                clearInvocations(p.vapi);
+                p.a.write(new byte[sizes[i]], 0, sizes[i]);
+                calls[i] = mockingDetails(p.vapi).getInvocations().size();
+            }
+            assertEquals(2, calls[0], "one post, one non-blocking poll");
+            assertEquals(calls[0], calls[1]);
+        }
+    }
+
+    @Test
+    void blocksAreMtuSizedWithTheRemainderLast() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 16 * 1024, 4)) {
+            p.a.write(new byte[3 * 1024 + 1], 0, 3 * 1024 + 1);
+            assertEquals(List.of(1024, 1024, 1024, 1), p.fake.posted.stream().map(Posted::len).toList());
+        }
+    }
+
+    @Test
+    void descriptorRingWrapSplitsThePostInTwo() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 4 * 1024, 4)) {
+            p.a.write(new byte[3 * 1024], 0, 3 * 1024);
+            p.a.flush();
+            clearInvocations(p.vapi);
+            p.a.write(new byte[3 * 1024], 0, 3 * 1024);   // slots 3, then 0 and 1
+            ArgumentCaptor<Integer> counts = ArgumentCaptor.forClass(Integer.class);
+            verify(p.vapi, times(2)).EVAPI_post_sr_list(anyLong(), anyLong(), counts.capture(), any());
+            assertEquals(List.of(1, 2), counts.getAllValues());
+        }
+    }
+
+    @Test
+    void writeLargerThanFreeRingBlocksUntilACompletionThenResumes() throws Exception {
+        try (ChannelPair p = new ChannelPair(1024, 4 * 1024, 8)) {
+            p.fake.holdSendCompletions = true;
+            byte[] data = random(6 * 1024 + 10, 2);
+            CountDownLatch written = new CountDownLatch(1);
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            Thread writer = new Thread(() -> {
+                try {
+                    p.a.write(data, 0, data.length);
+                } catch (Throwable t) {
+                    error.set(t);
+                }
+                written.countDown();
+            });
+            writer.start();
+            assertFalse(written.await(500, TimeUnit.MILLISECONDS), "the write must block on a full ring");
+            assertEquals(4, p.fake.posted.size(), "one region's worth posted before blocking");
+            assertTrue(p.fake.posted.get(3).signalled(), "a portion before blocking ends signalled");
+            p.fake.releaseHeldCompletions();
+            assertTrue(written.await(5, TimeUnit.SECONDS));
+            writer.join();
+            assertEquals(null, error.get());
+            p.a.shutdownOutput();
+            assertArrayEquals(data, readAll(p.b));
+        }
+    }
+
+    @Test
+    void flushWaitsForSignalledCompletions() throws Exception {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            p.fake.holdSendCompletions = true;
+            p.a.write(new byte[100], 0, 100);
+            CountDownLatch flushed = new CountDownLatch(1);
+            Thread flusher = new Thread(() -> {
+                try {
+                    p.a.flush();
+                    flushed.countDown();
+                } catch (IOException e) {
+                    throw new AssertionError(e);
+                }
+            });
+            flusher.start();
+            assertFalse(flushed.await(400, TimeUnit.MILLISECONDS));
+            p.fake.releaseHeldCompletions();
+            assertTrue(flushed.await(5, TimeUnit.SECONDS));
+            flusher.join();
+        }
+    }
+
+    @Test
+    void zeroLengthWritePostsNothing() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            clearInvocations(p.vapi);
+            p.a.write(new byte[4], 2, 0);
+            verify(p.vapi, never()).EVAPI_post_sr_list(anyLong(), anyLong(), anyInt(), any());
+            assertThrows(IndexOutOfBoundsException.class, () -> p.a.write(new byte[4], 3, 2));
+        }
+    }
+
+    @Test
+    void streamSurvivesManyWrapsWithRandomSizes() throws IOException {
+        try (ChannelPair p = new ChannelPair(512, 5000, 4)) {
+            Random rnd = new Random(3);
+            ByteArrayOutputStream sent = new ByteArrayOutputStream();
+            for (int i = 0; i < 300; i++) {
+                byte[] chunk = random(rnd.nextInt(3000), i);
+                p.a.write(chunk, 0, chunk.length);
+                sent.write(chunk);
+            }
+            p.a.shutdownOutput();
+            assertTrue(p.fake.posted.stream().allMatch(x -> x.len() <= 512));
+            assertArrayEquals(sent.toByteArray(), readAll(p.b));
+        }
+    }
+
+    @Test
+    void sendToAPeerThatWentAwayFailsNamingIt() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            p.b.close();
+            // the failed completion shows in the write's own poll, or at the latest in flush
+            IOException e = assertThrows(IOException.class, () -> {
+                p.a.write(new byte[10], 0, 10);
+                p.a.flush();
+            });
+            assertTrue(e.getMessage().contains("peer went away"), e.getMessage());
+            assertThrows(SocketException.class, () -> p.a.write(new byte[1], 0, 1), "the stream stays broken");
+        }
+    }
+
+    @Test
+    void writeAfterShutdownOutputOrCloseFails() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            p.a.shutdownOutput();
+            p.a.shutdownOutput(); // idempotent: one end-of-stream
+            assertEquals(1, p.fake.posted.size());
+            assertEquals(0, p.fake.posted.get(0).len());
+            assertTrue(p.fake.posted.get(0).signalled());
+            assertThrows(SocketException.class, () -> p.a.write(new byte[1], 0, 1));
+            p.a.close();
+            p.a.close();
+            SocketException e = assertThrows(SocketException.class, () -> p.a.flush());
+            assertEquals("Socket closed", e.getMessage());
+        }
+    }
+}

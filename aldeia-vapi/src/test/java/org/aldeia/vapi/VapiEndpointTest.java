@@ -1,0 +1,129 @@
+package org.aldeia.vapi;
+
+import static org.aldeia.vapi.Fixtures.configuration;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.mockito.AdditionalAnswers.delegatesTo;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.Mockito.doReturn;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.times;
+import static org.mockito.Mockito.verify;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.util.List;
+import org.aldeia.core.spi.Channel;
+import org.aldeia.core.spi.Endpoint;
+import org.junit.jupiter.api.Test;
+
+class VapiEndpointTest {
+
+    private final FakeVapi fake = new FakeVapi();
+    private final Vapi vapi = mock(Vapi.class, delegatesTo(fake));
+
+    /** Records introductions and adds fixed extra bytes. */
+    private static final class RecordingIntroducer implements PeerIntroducer {
+        int remoteId = -1;
+        byte[] remoteExtra;
+        InetAddress peer;
+
+        @Override
+        public byte[] localExtra() {
+            return new byte[] {9, 8, 7};
+        }
+
+        @Override
+        public void introduce(int id, byte[] extra, InetAddress address) {
+            remoteId = id;
+            remoteExtra = extra;
+            peer = address;
+        }
+    }
+
+    @Test
+    void localInfoCarriesIdQpNumberMtuAndExtraAndConnectUsesThem() throws IOException {
+        RecordingIntroducer introducer = new RecordingIntroducer();
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                introducer, () -> 4242, "fake");
+        assertEquals(4242, transport.localId());
+        assertEquals(FakeVapi.LID, transport.lid());
+        Endpoint a = transport.createEndpoint(0);
+        Endpoint b = transport.createEndpoint(1);
+        ConnectionInfo info = ConnectionInfo.parse(a.localInfo());
+        assertEquals(4242, info.id());
+        assertEquals(1024, info.mtu());
+        assertArrayEquals(new byte[] {9, 8, 7}, info.extra());
+        assertTrue(info.qpNum() != ConnectionInfo.parse(b.localInfo()).qpNum());
+
+        // the peer announces a smaller MTU: the path MTU is the smaller one
+        byte[] remote = new ConnectionInfo(555, ConnectionInfo.parse(b.localInfo()).qpNum(), 512,
+                new byte[] {1, 2}).encode();
+        InetAddress peer = InetAddress.getLoopbackAddress();
+        Channel channel = a.connect(remote, peer);
+        assertEquals(555, introducer.remoteId);
+        assertArrayEquals(new byte[] {1, 2}, introducer.remoteExtra);
+        assertEquals(peer, introducer.peer);
+        assertEquals(List.of(512), fake.modifiedPathMtu);
+        assertEquals(List.of(555), fake.modifiedDestId);
+        assertEquals(4, fake.postedReceives(info.qpNum()), "receives posted before connect returns");
+        assertThrows(IOException.class, () -> a.connect(remote, peer), "an endpoint connects once");
+        channel.close();
+        b.close();
+        transport.close();
+    }
+
+    @Test
+    void encodingIsBigEndianIdQpMtuThenExtra() throws IOException {
+        byte[] bytes = new ConnectionInfo(1, 2, 3, new byte[] {4}).encode();
+        assertArrayEquals(ByteBuffer.allocate(13).putInt(1).putInt(2).putInt(3).put((byte) 4).array(), bytes);
+        ConnectionInfo back = ConnectionInfo.parse(bytes);
+        assertEquals(List.of(1, 2, 3), List.of(back.id(), back.qpNum(), back.mtu()));
+        assertArrayEquals(new byte[] {4}, back.extra());
+    }
+
+    @Test
+    void malformedRemoteInfoIsAnIOExceptionAndTheEndpointCanStillClose() throws IOException {
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                PeerIntroducer.NONE, "fake");
+        Endpoint e = transport.createEndpoint(0);
+        InetAddress peer = InetAddress.getLoopbackAddress();
+        IOException shortInfo = assertThrows(IOException.class, () -> e.connect(new byte[5], peer));
+        assertTrue(shortInfo.getMessage().contains("5 bytes"), shortInfo.getMessage());
+        byte[] badMtu = new ConnectionInfo(1, 2, -4, new byte[0]).encode();
+        assertThrows(IOException.class, () -> e.connect(badMtu, peer));
+        assertThrows(IOException.class, () -> e.connect(null, peer));
+        e.close();
+        verify(vapi).VAPI_destroy_qp(anyLong(), anyLong());
+        verify(vapi, times(2)).VAPI_destroy_cq(anyLong(), anyLong());
+        transport.close();
+        verify(vapi).VAPI_dealloc_pd(anyLong(), anyLong());
+        verify(vapi).EVAPI_release_hca_hndl(anyLong());
+    }
+
+    @Test
+    void failedRegistrationUndoesTheQueuePairAndNamesTheFunction() throws IOException {
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                PeerIntroducer.NONE, "fake");
+        doReturn(VapiConstants.VAPI_ENOMEM).when(vapi)
+                .VAPI_register_mr(anyLong(), anyLong(), anyLong(), anyLong(), any(), any());
+        VapiException e = assertThrows(VapiException.class, () -> transport.createEndpoint(0));
+        assertEquals("VAPI_register_mr", e.function());
+        assertTrue(e.getMessage().contains("VAPI_ENOMEM") && e.getMessage().contains("fake last error"),
+                e.getMessage());
+        verify(vapi).VAPI_destroy_qp(anyLong(), anyLong());
+        verify(vapi, times(2)).VAPI_destroy_cq(anyLong(), anyLong());
+        transport.close();
+    }
+
+    @Test
+    void invalidConfigurationIsRejectedNamingTheSource() {
+        IOException e = assertThrows(IOException.class, () -> VapiTransport.open(vapi, "fake0",
+                configuration(1024, 512, 4), PeerIntroducer.NONE, "fake"));
+        assertTrue(e.getMessage().startsWith("configuration test.conf:"), e.getMessage());
+    }
+}
