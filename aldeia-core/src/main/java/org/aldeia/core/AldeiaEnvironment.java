@@ -1,0 +1,202 @@
+package org.aldeia.core;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import org.aldeia.core.spi.Transport;
+import org.aldeia.core.spi.TransportProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Aldeia environment of one JVM (thesis 4.4.2): the serial socket ids and the transport
+ * every socket shares. It is started once, by the first socket that needs a connection: that
+ * socket reads the configuration, chooses the provider and opens it. A failed start is not
+ * retried: every later socket gets an exception carrying the same cause, so a missing library
+ * is reported the same way each time instead of failing differently on a half-open transport.
+ */
+public final class AldeiaEnvironment implements Closeable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(AldeiaEnvironment.class);
+
+    /** Reads the configuration; an interface because reading may fail with an IOException. */
+    @FunctionalInterface
+    interface ConfigurationSource {
+        AldeiaConfiguration get() throws IOException;
+    }
+
+    private static final Object GLOBAL_LOCK = new Object();
+    private static AldeiaEnvironment global;
+
+    private final ConfigurationSource configurationSource;
+    private final Supplier<List<TransportProvider>> providers;
+    private final boolean closeAtShutdown;
+    private final AtomicInteger nextSocketId = new AtomicInteger();
+
+    private final Object startLock = new Object();
+    private boolean started;
+    private AldeiaConfiguration configuration;
+    private Transport transport;
+    private IOException startFailure;
+    private boolean closed;
+
+    AldeiaEnvironment(ConfigurationSource configurationSource, Supplier<List<TransportProvider>> providers,
+            boolean closeAtShutdown) {
+        this.configurationSource = configurationSource;
+        this.providers = providers;
+        this.closeAtShutdown = closeAtShutdown;
+    }
+
+    /**
+     * The environment of this JVM, created (not yet started) on first use: configuration from
+     * {@link AldeiaConfiguration#load()}, providers from {@link ServiceLoader}.
+     */
+    public static AldeiaEnvironment global() {
+        synchronized (GLOBAL_LOCK) {
+            if (global == null) {
+                global = new AldeiaEnvironment(AldeiaConfiguration::load, AldeiaEnvironment::installedProviders, true);
+            }
+            return global;
+        }
+    }
+
+    /**
+     * Test hook: makes {@code environment} the one that sockets created with the public
+     * constructors use, or restores the lazily created default with null. The replaced
+     * environment is not closed.
+     */
+    static void replaceGlobal(AldeiaEnvironment environment) {
+        synchronized (GLOBAL_LOCK) {
+            global = environment;
+        }
+    }
+
+    /** The providers on the class path, in ServiceLoader order. */
+    static List<TransportProvider> installedProviders() {
+        List<TransportProvider> found = new ArrayList<>();
+        ServiceLoader.load(TransportProvider.class).forEach(found::add);
+        return found;
+    }
+
+    /** The next serial socket id, from 0 (thesis Fig. 4.4). */
+    int nextSocketId() {
+        return nextSocketId.getAndIncrement();
+    }
+
+    /** The configuration the environment started with; starts it if needed. */
+    public AldeiaConfiguration configuration() throws IOException {
+        start();
+        return configuration;
+    }
+
+    /** The shared transport; starts the environment if needed. */
+    public Transport transport() throws IOException {
+        start();
+        return transport;
+    }
+
+    private void start() throws IOException {
+        synchronized (startLock) {
+            if (closed) {
+                throw new IOException("the Aldeia environment is closed (the JVM is shutting down)");
+            }
+            if (!started) {
+                started = true;
+                try {
+                    open();
+                } catch (IOException | RuntimeException | ServiceConfigurationError e) {
+                    startFailure = e instanceof IOException io ? io
+                            : new IOException("Aldeia could not start: " + e.getMessage(), e);
+                    LOG.error("Aldeia: the environment could not start: {}", startFailure.getMessage());
+                    throw startFailure;
+                }
+            }
+            if (startFailure != null) {
+                throw new IOException("the Aldeia environment failed to start earlier: " + startFailure.getMessage(),
+                        startFailure);
+            }
+        }
+    }
+
+    private void open() throws IOException {
+        AldeiaConfiguration config = configurationSource.get();
+        List<TransportProvider> candidates = providers.get();
+        Choice choice = choose(config, candidates);
+        Transport opened = choice.provider().open(config);
+        configuration = config;
+        transport = opened;
+        LOG.info("Aldeia: using {} ({}; {})", opened.description(),
+                config.fromFile() ? "configuration " + config.source() : "no configuration file", choice.reason());
+        if (closeAtShutdown) {
+            Runtime.getRuntime().addShutdownHook(new Thread(this::closeQuietly, "aldeia-shutdown"));
+        }
+    }
+
+    private record Choice(TransportProvider provider, String reason) {}
+
+    /**
+     * socket_type given: the provider of that type. Not given: SOCKET_VAPI when its provider
+     * can run here (the thesis's default), otherwise SOCKET_DECK.
+     */
+    private static Choice choose(AldeiaConfiguration config, List<TransportProvider> candidates) throws IOException {
+        if (config.socketType().isPresent()) {
+            String type = config.socketType().get();
+            TransportProvider provider = find(type, candidates);
+            if (provider == null) {
+                throw new IOException("socket_type " + type + " (from " + config.source()
+                        + ") has no provider on the class path; providers found: " + typesOf(candidates));
+            }
+            return new Choice(provider, "socket_type " + type + " configured");
+        }
+        TransportProvider vapi = find(AldeiaConfiguration.SOCKET_VAPI, candidates);
+        if (vapi != null && vapi.isAvailable()) {
+            return new Choice(vapi, "chosen automatically: InfiniBand library found");
+        }
+        TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
+        String whyNotVapi = vapi == null ? "no SOCKET_VAPI provider on the class path" : "no InfiniBand library";
+        if (deck == null) {
+            throw new IOException("no socket_type is configured and Aldeia cannot choose one: " + whyNotVapi
+                    + " and no SOCKET_DECK provider on the class path; providers found: " + typesOf(candidates));
+        }
+        return new Choice(deck, whyNotVapi);
+    }
+
+    private static TransportProvider find(String type, List<TransportProvider> candidates) {
+        return candidates.stream().filter(p -> type.equals(p.socketType())).findFirst().orElse(null);
+    }
+
+    private static String typesOf(List<TransportProvider> candidates) {
+        return candidates.isEmpty() ? "none"
+                : candidates.stream().map(TransportProvider::socketType).collect(Collectors.joining(", "));
+    }
+
+    /** Closes the transport; sockets still open fail on their next operation. Idempotent. */
+    @Override
+    public void close() throws IOException {
+        Transport toClose;
+        synchronized (startLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toClose = transport;
+        }
+        if (toClose != null) {
+            toClose.close();
+        }
+    }
+
+    private void closeQuietly() {
+        try {
+            close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("Aldeia: closing the transport at JVM shutdown failed: {}", e.toString());
+        }
+    }
+}

@@ -1,0 +1,557 @@
+package org.aldeia.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.net.SocketOption;
+import java.net.StandardSocketOptions;
+import java.net.UnknownHostException;
+import java.nio.channels.SocketChannel;
+import java.util.Objects;
+import java.util.Set;
+import org.aldeia.core.spi.Channel;
+import org.aldeia.core.spi.Transport;
+
+/**
+ * A socket whose bytes travel over the Aldeia transport of this JVM (thesis Fig. 4.2): code
+ * written for {@link Socket} switches by adding the prefix "Aldeia". The connection is set up
+ * by the bootstrap of thesis Fig. 4.4 over a short-lived plain TCP connection to the same host
+ * and port; the addresses and ports this socket reports are those of that connection.
+ *
+ * <p>Every method of {@link Socket} that would reach the superclass's SocketImpl is
+ * overridden, so no OS socket is ever created behind an Aldeia socket. Socket options are
+ * validated and stored (see {@link StoredSocketOptions}); SO_TIMEOUT is honoured by reads.
+ */
+public class AldeiaSocket extends Socket {
+
+    private final AldeiaEnvironment environment;
+    private final int id;
+    private final StoredSocketOptions options = StoredSocketOptions.forSocket();
+    private volatile int soTimeout;
+    private volatile boolean oobInline;
+    private volatile int bootstrapTimeoutMillis = Bootstrap.DEFAULT_TIMEOUT_MILLIS;
+
+    private final Object stateLock = new Object();
+    /** The bootstrap connection while bound or connecting; close() closes it to abort a connect. */
+    private SocketChannel bootstrap;
+    private boolean connecting;
+    private InetSocketAddress localAddress;
+    private InetSocketAddress remoteAddress;
+    private ChannelRelease release;
+    private Channel channel;
+    private AldeiaInputStream input;
+    private AldeiaOutputStream output;
+    private volatile boolean connected;
+    private volatile boolean closed;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
+
+    /** An unconnected socket; {@link #connect(SocketAddress)} connects it. */
+    public AldeiaSocket() {
+        this(AldeiaEnvironment.global());
+    }
+
+    AldeiaSocket(AldeiaEnvironment environment) {
+        super(); // the superclass's impl is created but never used, so it never opens an OS socket
+        this.environment = environment;
+        this.id = environment.nextSocketId();
+    }
+
+    /** Connects at once to {@code host} ({@code null}: the loopback address) and {@code port}. */
+    public AldeiaSocket(String host, int port) throws UnknownHostException, IOException {
+        this();
+        connectAtOnce(addressOf(host, port), null);
+    }
+
+    public AldeiaSocket(InetAddress address, int port) throws IOException {
+        this();
+        connectAtOnce(new InetSocketAddress(Objects.requireNonNull(address, "address"), port), null);
+    }
+
+    public AldeiaSocket(String host, int port, InetAddress localAddr, int localPort) throws IOException {
+        this();
+        connectAtOnce(addressOf(host, port), new InetSocketAddress(localAddr, localPort));
+    }
+
+    public AldeiaSocket(InetAddress address, int port, InetAddress localAddr, int localPort) throws IOException {
+        this();
+        connectAtOnce(new InetSocketAddress(Objects.requireNonNull(address, "address"), port),
+                new InetSocketAddress(localAddr, localPort));
+    }
+
+    private static InetSocketAddress addressOf(String host, int port) throws UnknownHostException {
+        return host != null ? new InetSocketAddress(host, port)
+                : new InetSocketAddress(InetAddress.getByName(null), port);
+    }
+
+    /** As java.net's constructors do: a failed connect closes the socket. */
+    private void connectAtOnce(SocketAddress remote, SocketAddress local) throws IOException {
+        try {
+            if (local != null) {
+                bind(local);
+            }
+            connect(remote);
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailedConnect(e);
+            throw e;
+        }
+    }
+
+    private void closeAfterFailedConnect(Exception failure) {
+        try {
+            close();
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** The serial id of this socket in its JVM, from 0 (thesis 4.4.2). */
+    public int id() {
+        return id;
+    }
+
+    /** Bounds each wait for the peer during the bootstrap; for tests of broken peers. */
+    void setBootstrapTimeout(int millis) {
+        bootstrapTimeoutMillis = millis;
+    }
+
+    @Override
+    public void bind(SocketAddress bindpoint) throws IOException {
+        if (bindpoint != null && !(bindpoint instanceof InetSocketAddress)) {
+            throw new IllegalArgumentException("Unsupported address type");
+        }
+        InetSocketAddress address = (InetSocketAddress) bindpoint;
+        if (address != null && address.isUnresolved()) {
+            throw new SocketException("Unresolved address");
+        }
+        synchronized (stateLock) {
+            checkNotClosed();
+            if (isBound()) {
+                throw new SocketException("Already bound");
+            }
+            SocketChannel channel = SocketChannel.open();
+            try {
+                channel.bind(address);
+            } catch (IOException | RuntimeException e) {
+                channel.close();
+                throw e;
+            }
+            bootstrap = channel;
+            localAddress = (InetSocketAddress) channel.getLocalAddress();
+        }
+    }
+
+    @Override
+    public void connect(SocketAddress endpoint) throws IOException {
+        connect(endpoint, 0);
+    }
+
+    /**
+     * Steps 1 to 5 of thesis Fig. 4.4: starts the environment if this is the first socket,
+     * connects the bootstrap (honouring {@code timeout}), exchanges connection information,
+     * connects the Aldeia channel and closes the bootstrap.
+     */
+    @Override
+    public void connect(SocketAddress endpoint, int timeout) throws IOException {
+        if (endpoint == null) {
+            throw new IllegalArgumentException("connect: The address can't be null");
+        }
+        if (timeout < 0) {
+            throw new IllegalArgumentException("connect: timeout can't be negative");
+        }
+        if (!(endpoint instanceof InetSocketAddress remote)) {
+            throw new IllegalArgumentException("Unsupported address type");
+        }
+        SocketChannel channel;
+        synchronized (stateLock) {
+            checkNotClosed();
+            if (connected || connecting) {
+                throw new SocketException(connected ? "already connected" : "connect already in progress");
+            }
+            if (remote.isUnresolved()) {
+                throw new UnknownHostException(remote.getHostName());
+            }
+            channel = bootstrap != null ? bootstrap : SocketChannel.open();
+            bootstrap = channel;
+            connecting = true;
+        }
+        try {
+            Transport transport = environment.transport();
+            channel.socket().connect(remote, timeout);
+            InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
+            attach(Bootstrap.establish(channel, transport, id, bootstrapTimeoutMillis), local, remote);
+        } catch (IOException | RuntimeException e) {
+            if (closed) {
+                throw abortedByClose(e);
+            }
+            closeAfterFailedConnect(e); // as java.net does
+            throw e;
+        } finally {
+            finishBootstrap(channel);
+        }
+    }
+
+    /** The server side of the bootstrap, on a connection {@link AldeiaServerSocket} accepted. */
+    void acceptFrom(SocketChannel accepted, int timeoutMillis) throws IOException {
+        synchronized (stateLock) {
+            bootstrap = accepted;
+            connecting = true;
+        }
+        try {
+            InetSocketAddress local = (InetSocketAddress) accepted.getLocalAddress();
+            InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
+            attach(Bootstrap.establish(accepted, environment.transport(), id, timeoutMillis), local, remote);
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailedConnect(e);
+            throw e;
+        } finally {
+            finishBootstrap(accepted);
+        }
+    }
+
+    private void attach(Channel connectedChannel, InetSocketAddress local, InetSocketAddress remote)
+            throws IOException {
+        synchronized (stateLock) {
+            if (closed) {
+                connectedChannel.close();
+                throw new SocketException("Socket closed");
+            }
+            channel = connectedChannel;
+            release = ChannelRelease.register(this, connectedChannel, id);
+            localAddress = local;
+            remoteAddress = remote;
+            input = new AldeiaInputStream(this, connectedChannel);
+            output = new AldeiaOutputStream(this, connectedChannel);
+            connected = true;
+        }
+    }
+
+    /** Step 5: the bootstrap connection is closed whether the connection succeeded or not. */
+    private void finishBootstrap(SocketChannel used) throws IOException {
+        synchronized (stateLock) {
+            connecting = false;
+            if (bootstrap == used) {
+                bootstrap = null;
+            }
+        }
+        used.close();
+    }
+
+    private static SocketException abortedByClose(Exception cause) {
+        SocketException e = new SocketException("Socket closed");
+        e.initCause(cause);
+        return e;
+    }
+
+    @Override
+    public InputStream getInputStream() throws IOException {
+        synchronized (stateLock) {
+            checkConnectedAndOpen();
+            if (inputShutdown) {
+                throw new SocketException("Socket input is shutdown");
+            }
+            return input;
+        }
+    }
+
+    @Override
+    public OutputStream getOutputStream() throws IOException {
+        synchronized (stateLock) {
+            checkConnectedAndOpen();
+            if (outputShutdown) {
+                throw new SocketException("Socket output is shutdown");
+            }
+            return output;
+        }
+    }
+
+    /**
+     * Closes the channel, which first delivers every posted write and then tells the peer that
+     * no more bytes follow; aborts a connect in progress. Idempotent.
+     */
+    @Override
+    public void close() throws IOException {
+        ChannelRelease toRelease;
+        SocketChannel toAbort;
+        synchronized (stateLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            toRelease = release;
+            toAbort = bootstrap;
+        }
+        if (toAbort != null) {
+            toAbort.close();
+        }
+        if (toRelease != null) {
+            toRelease.release();
+        }
+    }
+
+    @Override
+    public void shutdownInput() throws IOException {
+        synchronized (stateLock) {
+            checkConnectedAndOpen();
+            if (inputShutdown) {
+                throw new SocketException("Socket input is already shutdown");
+            }
+            inputShutdown = true;
+            input.shutdown();
+        }
+    }
+
+    @Override
+    public void shutdownOutput() throws IOException {
+        Channel toShut;
+        synchronized (stateLock) {
+            checkConnectedAndOpen();
+            if (outputShutdown) {
+                throw new SocketException("Socket output is already shutdown");
+            }
+            outputShutdown = true;
+            toShut = channel;
+        }
+        toShut.shutdownOutput();
+    }
+
+    private void checkNotClosed() throws SocketException {
+        if (closed) {
+            throw new SocketException("Socket is closed");
+        }
+    }
+
+    private void checkConnectedAndOpen() throws SocketException {
+        checkNotClosed();
+        if (!connected) {
+            throw new SocketException("Socket is not connected");
+        }
+    }
+
+    @Override
+    public boolean isConnected() {
+        return connected;
+    }
+
+    @Override
+    public boolean isBound() {
+        synchronized (stateLock) {
+            return localAddress != null;
+        }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public boolean isInputShutdown() {
+        return inputShutdown;
+    }
+
+    @Override
+    public boolean isOutputShutdown() {
+        return outputShutdown;
+    }
+
+    @Override
+    public InetAddress getInetAddress() {
+        InetSocketAddress remote = remoteSocketAddress();
+        return remote == null ? null : remote.getAddress();
+    }
+
+    @Override
+    public int getPort() {
+        InetSocketAddress remote = remoteSocketAddress();
+        return remote == null ? 0 : remote.getPort();
+    }
+
+    @Override
+    public SocketAddress getRemoteSocketAddress() {
+        return remoteSocketAddress();
+    }
+
+    private InetSocketAddress remoteSocketAddress() {
+        synchronized (stateLock) {
+            return connected ? remoteAddress : null;
+        }
+    }
+
+    /** The local address of the bootstrap connection; the wildcard address when unbound or closed. */
+    @Override
+    public InetAddress getLocalAddress() {
+        InetSocketAddress local = localSocketAddress();
+        return local == null || closed ? new InetSocketAddress(0).getAddress() : local.getAddress();
+    }
+
+    @Override
+    public int getLocalPort() {
+        InetSocketAddress local = localSocketAddress();
+        return local == null ? -1 : local.getPort();
+    }
+
+    @Override
+    public SocketAddress getLocalSocketAddress() {
+        return localSocketAddress();
+    }
+
+    private InetSocketAddress localSocketAddress() {
+        synchronized (stateLock) {
+            return localAddress;
+        }
+    }
+
+    /** Aldeia sockets have no NIO channel, like java.net sockets not made from one. */
+    @Override
+    public SocketChannel getChannel() {
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        InetSocketAddress remote = remoteSocketAddress();
+        if (remote == null) {
+            return "AldeiaSocket[unconnected,id=" + id + "]";
+        }
+        return "AldeiaSocket[addr=" + remote.getAddress() + ",port=" + remote.getPort() + ",localport="
+                + getLocalPort() + ",id=" + id + "]";
+    }
+
+    // ---- socket options: validated and stored, see StoredSocketOptions ----
+
+    @Override
+    public void setSoTimeout(int timeout) throws SocketException {
+        checkNotClosed();
+        if (timeout < 0) {
+            throw new IllegalArgumentException("timeout can't be negative");
+        }
+        soTimeout = timeout;
+    }
+
+    @Override
+    public int getSoTimeout() throws SocketException {
+        checkNotClosed();
+        return soTimeout;
+    }
+
+    @Override
+    public void setTcpNoDelay(boolean on) throws SocketException {
+        setOption(StandardSocketOptions.TCP_NODELAY, on);
+    }
+
+    @Override
+    public boolean getTcpNoDelay() throws SocketException {
+        return getOption(StandardSocketOptions.TCP_NODELAY);
+    }
+
+    @Override
+    public void setSoLinger(boolean on, int linger) throws SocketException {
+        if (on && linger < 0) {
+            throw new IllegalArgumentException("invalid value for SO_LINGER");
+        }
+        setOption(StandardSocketOptions.SO_LINGER, on ? Math.min(linger, 65535) : -1);
+    }
+
+    @Override
+    public int getSoLinger() throws SocketException {
+        return getOption(StandardSocketOptions.SO_LINGER);
+    }
+
+    @Override
+    public void sendUrgentData(int data) throws IOException {
+        checkNotClosed();
+        throw new SocketException("Urgent data is not supported by Aldeia sockets");
+    }
+
+    @Override
+    public void setOOBInline(boolean on) throws SocketException {
+        checkNotClosed();
+        oobInline = on;
+    }
+
+    @Override
+    public boolean getOOBInline() throws SocketException {
+        checkNotClosed();
+        return oobInline;
+    }
+
+    @Override
+    public void setSendBufferSize(int size) throws SocketException {
+        setOption(StandardSocketOptions.SO_SNDBUF, size);
+    }
+
+    @Override
+    public int getSendBufferSize() throws SocketException {
+        return getOption(StandardSocketOptions.SO_SNDBUF);
+    }
+
+    @Override
+    public void setReceiveBufferSize(int size) throws SocketException {
+        setOption(StandardSocketOptions.SO_RCVBUF, size);
+    }
+
+    @Override
+    public int getReceiveBufferSize() throws SocketException {
+        return getOption(StandardSocketOptions.SO_RCVBUF);
+    }
+
+    @Override
+    public void setKeepAlive(boolean on) throws SocketException {
+        setOption(StandardSocketOptions.SO_KEEPALIVE, on);
+    }
+
+    @Override
+    public boolean getKeepAlive() throws SocketException {
+        return getOption(StandardSocketOptions.SO_KEEPALIVE);
+    }
+
+    @Override
+    public void setTrafficClass(int tc) throws SocketException {
+        setOption(StandardSocketOptions.IP_TOS, tc);
+    }
+
+    @Override
+    public int getTrafficClass() throws SocketException {
+        return getOption(StandardSocketOptions.IP_TOS);
+    }
+
+    @Override
+    public void setReuseAddress(boolean on) throws SocketException {
+        setOption(StandardSocketOptions.SO_REUSEADDR, on);
+    }
+
+    @Override
+    public boolean getReuseAddress() throws SocketException {
+        return getOption(StandardSocketOptions.SO_REUSEADDR);
+    }
+
+    @Override
+    public <T> Socket setOption(SocketOption<T> name, T value) throws SocketException {
+        checkNotClosed();
+        options.set(name, value);
+        return this;
+    }
+
+    @Override
+    public <T> T getOption(SocketOption<T> name) throws SocketException {
+        checkNotClosed();
+        return options.get(name);
+    }
+
+    @Override
+    public Set<SocketOption<?>> supportedOptions() {
+        return options.supported();
+    }
+
+    /** Aldeia has one way to move bytes; like java.net after connect, preferences are ignored. */
+    @Override
+    public void setPerformancePreferences(int connectionTime, int latency, int bandwidth) {
+        // nothing to choose between
+    }
+}

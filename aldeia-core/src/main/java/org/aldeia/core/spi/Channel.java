@@ -1,0 +1,47 @@
+package org.aldeia.core.spi;
+
+import java.io.Closeable;
+import java.io.IOException;
+
+/**
+ * A connected byte stream between two Aldeia sockets, with the thesis's semantics: writes are
+ * asynchronous (they return once the data is copied into registered memory and posted),
+ * {@link #flush()} waits until every write so far was delivered, reads block.
+ *
+ * <p>One thread may write while another reads. Implementations keep the number of native
+ * calls per {@code write}/{@code read} independent of its length.
+ */
+public interface Channel extends Closeable {
+
+    /** Copies and posts {@code len} bytes; blocks only while the send ring is full. */
+    void write(byte[] b, int off, int len) throws IOException;
+
+    /** Blocks until every byte written so far has been delivered to the peer. */
+    void flush() throws IOException;
+
+    /**
+     * Blocks until at least one byte is there; returns how many were copied (may be fewer
+     * than {@code len}), 0 when {@code len} is 0, or -1 once the peer has shut its output
+     * and every byte before that was read.
+     *
+     * @throws IOException if the peer went away without shutting down, or the channel closed
+     */
+    int read(byte[] b, int off, int len) throws IOException;
+
+    /** Bytes already received locally that a read returns without blocking. */
+    int available() throws IOException;
+
+    /** Discards up to {@code n} bytes, blocking like read; returns how many were skipped. */
+    long skip(long n) throws IOException;
+
+    /** Flushes, then tells the peer no more bytes follow (its reads then return -1). */
+    void shutdownOutput() throws IOException;
+
+    /**
+     * Shuts the output down if it is not yet (so the peer sees -1 after the last byte),
+     * wakes any thread blocked in read or write with an IOException, and releases the queue
+     * pair. Idempotent.
+     */
+    @Override
+    void close() throws IOException;
+}

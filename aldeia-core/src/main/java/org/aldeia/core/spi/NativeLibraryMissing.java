@@ -1,0 +1,37 @@
+package org.aldeia.core.spi;
+
+import java.io.IOException;
+
+/**
+ * The one error every provider raises when its native library cannot be loaded: it names the
+ * library and every place that was searched, so a user can fix the installation without
+ * reading a JNA stack trace (the most common complaint about SDP, JSOR and rsockets).
+ */
+public final class NativeLibraryMissing extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    private final String library;
+
+    /**
+     * @param library the file name, e.g. {@code libmicrovapi.so}
+     * @param purpose what it is needed for, e.g. "socket_type = SOCKET_VAPI"
+     * @param cause what the loader said (it lists the paths it tried)
+     */
+    public NativeLibraryMissing(String library, String purpose, Throwable cause) {
+        super(library + " (needed for " + purpose + ") could not be loaded; looked in "
+                + searchPath(library) + (cause == null ? "" : ": " + cause.getMessage()), cause);
+        this.library = library;
+    }
+
+    public String library() {
+        return library;
+    }
+
+    /** The places JNA searches, in its order. */
+    static String searchPath(String library) {
+        return "jna.library.path=" + System.getProperty("jna.library.path", "(unset)")
+                + ", the classpath resource linux-x86-64/" + library
+                + ", java.library.path=" + System.getProperty("java.library.path", "(unset)")
+                + ", and the system library path (LD_LIBRARY_PATH, ld.so.cache)";
+    }
+}

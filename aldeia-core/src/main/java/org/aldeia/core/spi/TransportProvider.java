@@ -1,0 +1,30 @@
+package org.aldeia.core.spi;
+
+import java.io.IOException;
+import org.aldeia.core.AldeiaConfiguration;
+
+/**
+ * A way for Aldeia sockets to move bytes: found with {@link java.util.ServiceLoader} by its
+ * {@link #socketType()} (the {@code socket_type} configuration key). aldeia-core never imports
+ * a provider; providers live in their own modules and list themselves in
+ * {@code META-INF/services/org.aldeia.core.spi.TransportProvider}.
+ */
+public interface TransportProvider {
+
+    /** The configuration value that selects this provider, e.g. {@code SOCKET_DECK}. */
+    String socketType();
+
+    /**
+     * Whether the provider can run here (its native library is present). Used when no
+     * configuration names a socket type and Aldeia must choose by itself.
+     */
+    boolean isAvailable();
+
+    /**
+     * Brings the provider's environment up; called once, by the first Aldeia socket of the JVM.
+     *
+     * @throws IOException naming what is missing (library and where it was looked for) or
+     *     what failed underneath
+     */
+    Transport open(AldeiaConfiguration configuration) throws IOException;
+}

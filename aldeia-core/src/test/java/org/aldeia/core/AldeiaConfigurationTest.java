@@ -1,0 +1,222 @@
+package org.aldeia.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class AldeiaConfigurationTest {
+
+    @TempDir
+    Path dir;
+
+    private AldeiaConfiguration parse(String... lines) throws IOException {
+        return AldeiaConfiguration.parse(write(lines));
+    }
+
+    private Path write(String... lines) throws IOException {
+        Path file = dir.resolve("aldeia.conf");
+        Files.writeString(file, String.join("\n", lines) + "\n");
+        return file;
+    }
+
+    private AldeiaConfigurationException parseError(String... lines) throws IOException {
+        Path file = write(lines);
+        return assertThrows(AldeiaConfigurationException.class, () -> AldeiaConfiguration.parse(file));
+    }
+
+    private static void assertNames(AldeiaConfigurationException e, int line, String key, String problem) {
+        String message = e.getMessage();
+        assertTrue(message.contains("aldeia.conf:" + line + ": "), message);
+        if (key != null) {
+            assertTrue(message.contains("key '" + key + "'"), message);
+        }
+        assertTrue(message.contains(problem), message);
+        assertEquals(line, e.line());
+        assertEquals(key, e.key());
+    }
+
+    @Test
+    void thesisFigure43ExampleIsRead() throws IOException {
+        AldeiaConfiguration c = parse("# Configurações do DECK", "deck_id = 0", "deck_nodes = 2",
+                "deck_file = arquivo_nos", "# Configurações da VAPI", "infiniband_port = 1", "infiniband_qos = 0",
+                "# Configurações comum", "socket_type = SOCKET_DECK", "mtu = 1024");
+        assertEquals(Optional.of("SOCKET_DECK"), c.socketType());
+        assertEquals(OptionalInt.of(0), c.deckId());
+        assertEquals(OptionalInt.of(2), c.deckNodes());
+        assertTrue(c.isStaticDeck());
+        assertEquals(dir.resolve("arquivo_nos").toAbsolutePath(), c.deckFile());
+        assertEquals(1, c.infinibandPort());
+        assertEquals(0, c.infinibandQos());
+        assertEquals(1024, c.mtu());
+        assertEquals(dir.resolve("aldeia.conf").toString(), c.source());
+        assertTrue(c.fromFile());
+    }
+
+    @Test
+    void commentsAndBlankLinesAreIgnoredAndValuesTrimmed() throws IOException {
+        AldeiaConfiguration c = parse("", "   # whole-line comment", "mtu=2048   # trailing comment", "\t",
+                "  receive_buffers   =   32  ", "deck_file = my nodes.txt # spaces inside a value stay");
+        assertEquals(2048, c.mtu());
+        assertEquals(32, c.receiveBuffers());
+        assertEquals(dir.resolve("my nodes.txt").toAbsolutePath(), c.deckFile());
+    }
+
+    @Test
+    void absentKeysTakeTheirDefaults() throws IOException {
+        AldeiaConfiguration c = parse("# nothing but a comment");
+        AldeiaConfiguration d = AldeiaConfiguration.defaults();
+        for (AldeiaConfiguration each : new AldeiaConfiguration[] {c, d}) {
+            assertEquals(Optional.empty(), each.socketType());
+            assertEquals(1024, each.mtu());
+            assertEquals(OptionalInt.empty(), each.deckId());
+            assertEquals(OptionalInt.empty(), each.deckNodes());
+            assertFalse(each.isStaticDeck());
+            assertEquals("tcp", each.deckTransport());
+            assertEquals(1, each.infinibandPort());
+            assertEquals(0, each.infinibandQos());
+            assertEquals(1 << 20, each.sendRegionSize());
+            assertEquals(16, each.receiveBuffers());
+        }
+        assertEquals(dir.resolve("nodes").toAbsolutePath(), c.deckFile());
+        assertEquals("defaults", d.source());
+        assertFalse(d.fromFile());
+    }
+
+    @Test
+    void relativeDeckFileIsResolvedAgainstTheConfigurationDirectoryAndAbsoluteKept() throws IOException {
+        Path sub = Files.createDirectories(dir.resolve("conf"));
+        Path file = sub.resolve("node0.conf");
+        Files.writeString(file, "deck_file = ../cluster/nodes\n");
+        assertEquals(sub.toAbsolutePath().resolve("../cluster/nodes"), AldeiaConfiguration.parse(file).deckFile());
+        assertEquals(Path.of("/etc/aldeia/nodes"), parse("deck_file = /etc/aldeia/nodes").deckFile());
+    }
+
+    @Test
+    void toStringListsTheValues() throws IOException {
+        String text = parse("socket_type = SOCKET_DECK", "mtu = 512", "deck_id = 1", "deck_nodes = 4").toString();
+        for (String expected : new String[] {"socket_type=SOCKET_DECK", "mtu=512", "deck_id=1", "deck_nodes=4",
+                "deck_transport=tcp", "infiniband_port=1", "infiniband_qos=0", "send_region_size=1048576",
+                "receive_buffers=16", "aldeia.conf"}) {
+            assertTrue(text.contains(expected), text);
+        }
+        assertTrue(AldeiaConfiguration.defaults().toString().contains("socket_type=(automatic)"));
+    }
+
+    @Test
+    void unknownKeyIsNamed() throws IOException {
+        assertNames(parseError("mtu = 1024", "", "mut = 1024"), 3, "mut", "unknown key");
+    }
+
+    @Test
+    void badNumberIsNamed() throws IOException {
+        AldeiaConfigurationException e = parseError("# x", "", "mtu = abc");
+        assertNames(e, 3, "mtu", "'abc' is not a number");
+        assertTrue(e.getMessage().endsWith("aldeia.conf:3: key 'mtu': 'abc' is not a number"), e.getMessage());
+    }
+
+    @ParameterizedTest
+    @CsvSource({"mtu, 63, 64..1048576", "mtu, 1048577, 64..1048576", "deck_id, -1, 0..",
+            "deck_nodes, 0, 1..", "infiniband_port, 0, 1..255", "infiniband_port, 256, 1..255",
+            "infiniband_qos, 16, 0..15", "receive_buffers, 1, 2..4096", "receive_buffers, 4097, 2..4096",
+            "send_region_size, 1073741825, ..1073741824", "mtu, 99999999999999999999, 64..1048576"})
+    void outOfRangeIsNamed(String key, String value, String range) throws IOException {
+        String other = key.equals("deck_id") ? "deck_nodes = 2" : key.equals("deck_nodes") ? "deck_id = 0" : "# -";
+        AldeiaConfigurationException e = parseError(other, key + " = " + value);
+        assertNames(e, 2, key, "out of range");
+        assertTrue(e.getMessage().contains(range), e.getMessage());
+    }
+
+    @Test
+    void duplicateKeyNamesBothLines() throws IOException {
+        assertNames(parseError("mtu = 1024", "mtu = 2048"), 2, "mtu", "given twice (first on line 1)");
+    }
+
+    @Test
+    void lineWithoutEqualsIsNamed() throws IOException {
+        assertNames(parseError("mtu = 1024", "socket_type SOCKET_DECK"), 2, null,
+                "expected 'key = value' but found 'socket_type SOCKET_DECK'");
+        assertNames(parseError("= 5"), 1, null, "expected 'key = value'");
+    }
+
+    @Test
+    void missingValueIsNamed() throws IOException {
+        assertNames(parseError("mtu =   # nothing"), 1, "mtu", "the value is missing");
+    }
+
+    @Test
+    void deckIdWithoutDeckNodesAndViceVersa() throws IOException {
+        assertNames(parseError("mtu = 1024", "deck_id = 0"), 2, "deck_id", "deck_id is given but deck_nodes is missing");
+        assertNames(parseError("deck_nodes = 2"), 1, "deck_nodes", "deck_nodes is given but deck_id is missing");
+    }
+
+    @Test
+    void deckIdMustBeBelowDeckNodes() throws IOException {
+        assertNames(parseError("deck_nodes = 2", "deck_id = 2"), 2, "deck_id",
+                "2 must be less than deck_nodes 2 (line 1)");
+    }
+
+    @Test
+    void deckTransportAcceptsTcpAndExplainsReservedNames() throws IOException {
+        assertEquals("tcp", parse("deck_transport = tcp").deckTransport());
+        assertNames(parseError("deck_transport = sci"), 1, "deck_transport", "not implemented in this version (allowed: tcp)");
+        assertNames(parseError("deck_transport = gm"), 1, "deck_transport", "not implemented in this version");
+        assertNames(parseError("deck_transport = udp"), 1, "deck_transport", "'udp' is not a DECK transport (allowed: tcp)");
+    }
+
+    @Test
+    void socketTypeMustLookLikeOne() throws IOException {
+        assertEquals(Optional.of("SOCKET_VAPI"), parse("socket_type = SOCKET_VAPI").socketType());
+        assertNames(parseError("socket_type = vapi"), 1, "socket_type", "'vapi' is not a socket type");
+    }
+
+    @Test
+    void sendRegionMustHoldOneBlock() throws IOException {
+        assertEquals(4096, parse("mtu = 4096", "send_region_size = 4096").sendRegionSize());
+        assertNames(parseError("mtu = 4096", "send_region_size = 2048"), 2, "send_region_size",
+                "2048 is smaller than mtu 4096");
+    }
+
+    @Test
+    void missingFileIsNamed() {
+        Path missing = dir.resolve("absent.conf");
+        AldeiaConfigurationException e = assertThrows(AldeiaConfigurationException.class,
+                () -> AldeiaConfiguration.parse(missing));
+        assertTrue(e.getMessage().contains(missing.toString()) && e.getMessage().contains("does not exist"),
+                e.getMessage());
+    }
+
+    @Test
+    void loadReadsTheFileNamedByThePropertyOrDefaults() throws IOException {
+        String saved = System.getProperty(AldeiaConfiguration.PROPERTY);
+        try {
+            System.clearProperty(AldeiaConfiguration.PROPERTY);
+            assertEquals("defaults", AldeiaConfiguration.load().source());
+
+            System.setProperty(AldeiaConfiguration.PROPERTY, write("mtu = 4096").toString());
+            assertEquals(4096, AldeiaConfiguration.load().mtu());
+
+            Path missing = dir.resolve("nowhere.conf");
+            System.setProperty(AldeiaConfiguration.PROPERTY, missing.toString());
+            AldeiaConfigurationException e = assertThrows(AldeiaConfigurationException.class, AldeiaConfiguration::load);
+            assertTrue(e.getMessage().contains("aldeia.configuration") && e.getMessage().contains(missing.toString())
+                    && e.getMessage().contains("does not exist"), e.getMessage());
+        } finally {
+            if (saved == null) {
+                System.clearProperty(AldeiaConfiguration.PROPERTY);
+            } else {
+                System.setProperty(AldeiaConfiguration.PROPERTY, saved);
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package org.aldeia.core;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.aldeia.core.memory.InMemoryTransportProvider;
+
+/** Environments over the in-memory test transport, and connected socket pairs on loopback. */
+final class TestEnvironments {
+
+    /** Small MTU and send ring, so writes are cut into many blocks and writers block on a full ring. */
+    static final int MTU = 1000;
+    static final int SEND_REGION = 8 * 1024;
+
+    private TestEnvironments() {}
+
+    static AldeiaConfiguration configuration(String socketType) {
+        return new AldeiaConfiguration("test", socketType, MTU, null, null, Path.of("nodes"), "tcp", 1, 0,
+                SEND_REGION, 16);
+    }
+
+    static AldeiaEnvironment inMemory() {
+        return new AldeiaEnvironment(() -> configuration(InMemoryTransportProvider.SOCKET_TYPE),
+                () -> List.of(new InMemoryTransportProvider()), false);
+    }
+
+    static AldeiaServerSocket listen(AldeiaEnvironment environment) throws IOException {
+        return new AldeiaServerSocket(environment, 0, 50, InetAddress.getLoopbackAddress());
+    }
+
+    /** Both ends of one connection. */
+    record Pair(AldeiaSocket client, AldeiaSocket server) implements AutoCloseable {
+        @Override
+        public void close() throws IOException {
+            client.close();
+            server.close();
+        }
+    }
+
+    static Pair connect(AldeiaEnvironment environment) throws Exception {
+        try (AldeiaServerSocket listener = listen(environment)) {
+            return connect(environment, listener);
+        }
+    }
+
+    static Pair connect(AldeiaEnvironment environment, AldeiaServerSocket listener) throws Exception {
+        CompletableFuture<AldeiaSocket> accepted = acceptAsync(listener);
+        AldeiaSocket client = new AldeiaSocket(environment);
+        client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort()), 5000);
+        return new Pair(client, accepted.get(10, TimeUnit.SECONDS));
+    }
+
+    /** accept() on its own thread; the future fails with what accept threw. */
+    static CompletableFuture<AldeiaSocket> acceptAsync(AldeiaServerSocket listener) {
+        CompletableFuture<AldeiaSocket> result = new CompletableFuture<>();
+        Thread thread = new Thread(() -> {
+            try {
+                result.complete(listener.accept());
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        }, "test-accept");
+        thread.setDaemon(true);
+        thread.start();
+        return result;
+    }
+}
