@@ -1,0 +1,260 @@
+/*
+ * Completion queues: a ring of work completions under a mutex, and a condition variable that
+ * blocking pollers sleep on (never a spin). Every posted request that may produce a completion
+ * reserves its slot when it is posted, so a daemon pushing a completion never needs memory
+ * and no completion is ever dropped; the ring grows at post time when needed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mv_internal.h"
+
+#define MV_CQ_MAX_ENTRIES (1u << 24)
+
+struct mv_cq {
+    pthread_mutex_t lock;
+    pthread_cond_t  nonempty;   /* a completion arrived, or a wake-up (mv_cq_wake) */
+    VAPI_wc_desc_t *ring;
+    uint32_t        cap, head, count;
+    uint32_t        reserved;   /* completions promised to posted requests */
+    unsigned        wakeups;    /* bumped by mv_cq_wake; lets waiters tell it from spurious */
+    int             closing;
+};
+
+VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
+{
+    if (min_entries == 0 || min_entries > MV_CQ_MAX_ENTRIES)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "min_entries %u is not in 1..%u", min_entries,
+                       MV_CQ_MAX_ENTRIES);
+    struct mv_cq *cq = calloc(1, sizeof *cq);
+    if (!cq || !(cq->ring = malloc(min_entries * sizeof *cq->ring))) {
+        free(cq);
+        return mv_fail(VAPI_ENOMEM, fn, "no memory for %u completions", min_entries);
+    }
+    cq->cap = min_entries;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    /* Timeouts measure elapsed time: immune to wall-clock changes. */
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&cq->nonempty, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&cq->lock, NULL);
+    *out = cq;
+    return VAPI_OK;
+}
+
+void mv_cq_free(struct mv_cq *cq)
+{
+    pthread_cond_destroy(&cq->nonempty);
+    pthread_mutex_destroy(&cq->lock);
+    free(cq->ring);
+    free(cq);
+}
+
+VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n)
+{
+    VAPI_ret_t ret = VAPI_OK;
+    pthread_mutex_lock(&cq->lock);
+    uint64_t need = (uint64_t)cq->count + cq->reserved + n;
+    if (need > MV_CQ_MAX_ENTRIES) {
+        ret = mv_fail(VAPI_EAGAIN, fn, "completion queue holds %u completions and %u more are "
+                      "due; poll it", cq->count, cq->reserved);
+    } else if (need > cq->cap) {
+        uint32_t ncap = cq->cap;
+        while (ncap < need)
+            ncap *= 2;
+        VAPI_wc_desc_t *ring = malloc(ncap * sizeof *ring);
+        if (!ring) {
+            ret = mv_fail(VAPI_ENOMEM, fn, "no memory to grow the completion queue to %u",
+                          ncap);
+        } else {
+            /* Unroll the ring so that it starts at 0 in the new array. */
+            for (uint32_t i = 0; i < cq->count; i++)
+                ring[i] = cq->ring[(cq->head + i) % cq->cap];
+            free(cq->ring);
+            cq->ring = ring;
+            cq->cap = ncap;
+            cq->head = 0;
+        }
+    }
+    if (ret == VAPI_OK)
+        cq->reserved += n;
+    pthread_mutex_unlock(&cq->lock);
+    return ret;
+}
+
+void mv_cq_unreserve(struct mv_cq *cq, uint32_t n)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->reserved -= n;
+    pthread_mutex_unlock(&cq->lock);
+}
+
+void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->reserved--;
+    cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
+    cq->count++;
+    pthread_cond_signal(&cq->nonempty);
+    pthread_mutex_unlock(&cq->lock);
+}
+
+/* Takes up to max completions; lock held. */
+static uint32_t take_locked(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
+{
+    uint32_t n = 0;
+    while (n < max && cq->count > 0) {
+        wcs[n++] = cq->ring[cq->head];
+        cq->head = (cq->head + 1) % cq->cap;
+        cq->count--;
+    }
+    return n;
+}
+
+uint32_t mv_cq_take(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
+{
+    pthread_mutex_lock(&cq->lock);
+    uint32_t n = take_locked(cq, max, wcs);
+    pthread_mutex_unlock(&cq->lock);
+    return n;
+}
+
+VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
+                      VAPI_wc_desc_t *wc)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += timeout_usec / 1000000;
+    deadline.tv_nsec += (long)(timeout_usec % 1000000) * 1000;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    VAPI_ret_t ret = VAPI_OK;
+    pthread_mutex_lock(&cq->lock);
+    unsigned wakeups = cq->wakeups;
+    while (cq->count == 0) {
+        if (cq->closing) {
+            ret = mv_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while "
+                          "waiting");
+            break;
+        }
+        /* A queue pair using this CQ was destroyed: its flushed requests are here already,
+         * so nothing more may come; give the caller the chance to look at its state. */
+        if (cq->wakeups != wakeups) {
+            ret = VAPI_ETIMEDOUT;
+            break;
+        }
+        int rc = timeout_usec == 0 ? pthread_cond_wait(&cq->nonempty, &cq->lock)
+                                   : pthread_cond_timedwait(&cq->nonempty, &cq->lock, &deadline);
+        if (rc == ETIMEDOUT && cq->count == 0) {
+            ret = VAPI_ETIMEDOUT;
+            break;
+        }
+    }
+    if (ret == VAPI_OK)
+        take_locked(cq, 1, wc);
+    pthread_mutex_unlock(&cq->lock);
+    return ret;
+}
+
+void mv_cq_wake(struct mv_cq *cq, int closing)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->wakeups++;
+    cq->closing |= closing;
+    pthread_cond_broadcast(&cq->nonempty);
+    pthread_mutex_unlock(&cq->lock);
+}
+
+/* ---- the public CQ functions ------------------------------------------------------------- */
+
+VAPI_ret_t VAPI_create_cq(VAPI_hca_hndl_t hca, uint32_t min_entries, VAPI_cq_hndl_t *cq,
+                          uint32_t *num_entries)
+{
+    static const char fn[] = "VAPI_create_cq";
+    void *hca_obj;
+    if (!cq || !num_entries)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", cq ? "num_entries" : "cq");
+    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, &hca_obj);
+    if (ret != VAPI_OK)
+        return ret;
+    struct mv_cq *obj = NULL;
+    ret = mv_cq_new(fn, min_entries, &obj);
+    if (ret == VAPI_OK)
+        ret = mv_reg_link(fn, hca, MV_HCA);
+    if (ret == VAPI_OK && (*cq = mv_reg_add(MV_CQ, hca, obj)) == 0) {
+        mv_reg_unlink(hca);
+        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+    }
+    if (ret == VAPI_OK)
+        *num_entries = min_entries;
+    else if (obj)
+        mv_cq_free(obj);
+    mv_reg_put(hca);
+    return ret;
+}
+
+VAPI_ret_t VAPI_destroy_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq)
+{
+    static const char fn[] = "VAPI_destroy_cq";
+    struct mv_cq *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    ret = mv_reg_retire(fn, cq, MV_CQ);   /* refuses while a queue pair uses it */
+    if (ret != VAPI_OK) {
+        mv_reg_put(cq);
+        return ret;
+    }
+    mv_cq_wake(obj, 1);   /* blocked pollers return, then unpin */
+    mv_reg_remove(cq);
+    mv_reg_unlink(hca);
+    mv_cq_free(obj);
+    return VAPI_OK;
+}
+
+static VAPI_ret_t poll_many(const char *fn, VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq,
+                            uint32_t max, VAPI_wc_desc_t *wcs, uint32_t *count)
+{
+    struct mv_cq *obj;
+    if (!wcs || !count)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", wcs ? "count" : "wc");
+    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    *count = mv_cq_take(obj, max, wcs);
+    mv_reg_put(cq);
+    return VAPI_OK;
+}
+
+VAPI_ret_t VAPI_poll_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, VAPI_wc_desc_t *wc)
+{
+    uint32_t count = 0;
+    VAPI_ret_t ret = poll_many("VAPI_poll_cq", hca, cq, 1, wc, &count);
+    return ret == VAPI_OK && count == 0 ? VAPI_CQ_EMPTY : ret;
+}
+
+VAPI_ret_t EVAPI_poll_cq_many(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t max,
+                              VAPI_wc_desc_t *wcs, uint32_t *count)
+{
+    return poll_many("EVAPI_poll_cq_many", hca, cq, max, wcs, count);
+}
+
+VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec,
+                               VAPI_wc_desc_t *wc)
+{
+    static const char fn[] = "EVAPI_poll_cq_block";
+    struct mv_cq *obj;
+    if (!wc)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "wc is NULL");
+    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    ret = mv_cq_wait(fn, obj, timeout_usec, wc);
+    mv_reg_put(cq);
+    return ret;
+}

@@ -1,0 +1,145 @@
+/*
+ * MicroVAPI internals shared by its files (see vapi.h for the public contract).
+ *
+ *   error.c     thread-local EVAPI_last_error text, VAPI_strerror
+ *   registry.c  handle table: handle -> object, pinning, parent/child links
+ *   config.c    the "microvapi:key=value,..." init string
+ *   hca.c       HCA open/release (DECK bring-up, reference counted), port query
+ *   pd_mr.c     protection domains and memory regions (no DECK meaning)
+ *   cq.c        completion queues
+ *   wr_queue.c  growable FIFO of work requests
+ *   wire.c      the message on the wire: [int length][length bytes]
+ *   qp.c        queue pairs: create, connect (modify), destroy, post
+ *   qp_send.c / qp_recv.c  the two daemons of a queue pair
+ */
+#ifndef MV_INTERNAL_H
+#define MV_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "deck.h"
+#include "vapi.h"
+
+/* ---- errors (error.c) -------------------------------------------------------------------- */
+/* Records "fn: text" as this thread's last error and returns ret, so failures read
+ * `return mv_fail(VAPI_EINVAL_PARAM, fn, "...", ...);`. */
+VAPI_ret_t mv_fail(VAPI_ret_t ret, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- handles (registry.c) ---------------------------------------------------------------- */
+enum mv_kind { MV_HCA = 1, MV_PD, MV_MR, MV_CQ, MV_QP };
+
+/* New handle for obj, owned by HCA `hca` (0 for an HCA itself); 0 if out of memory. */
+uint64_t mv_reg_add(enum mv_kind kind, uint64_t hca, void *obj);
+/* Looks up live handle h of `kind` belonging to `hca` and pins it (it cannot be removed until
+ * mv_reg_put). Fails with the error code of that kind of handle. */
+VAPI_ret_t mv_reg_get(const char *fn, uint64_t hca, uint64_t h, enum mv_kind kind, void **obj);
+void mv_reg_put(uint64_t h);
+/* A child object (MR of a PD, QP of a CQ, anything of an HCA) keeps its parent alive: the parent
+ * cannot be retired while linked. Fails if the parent is retired. */
+VAPI_ret_t mv_reg_link(const char *fn, uint64_t parent, enum mv_kind kind);
+void mv_reg_unlink(uint64_t parent);
+/* First step of destroying pinned handle h: refuses if children are linked or another thread
+ * is already destroying it; afterwards lookups fail. */
+VAPI_ret_t mv_reg_retire(const char *fn, uint64_t h, enum mv_kind kind);
+/* Second step: waits until the caller holds the only pin, then frees the handle. */
+void mv_reg_remove(uint64_t h);
+
+/* ---- configuration (config.c) ------------------------------------------------------------ */
+#define MV_MTU_DEFAULT 1024u
+#define MV_MTU_MAX     1048576u
+
+enum mv_deck_mode { MV_DECK_ENV = 0, MV_DECK_STATIC, MV_DECK_DYNAMIC };
+
+struct mv_config {
+    uint32_t mtu;
+    enum mv_deck_mode mode;   /* MV_DECK_ENV: neither given, deck_init() reads deckrun's env */
+    int deck_id;              /* -1 when not given */
+    int deck_nodes;           /* -1 when not given */
+    char deck_file[256];
+    char deck_transport[32];  /* "" when not given */
+};
+
+VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config *cfg);
+
+/* ---- HCA (hca.c) ------------------------------------------------------------------------- */
+struct mv_hca {
+    uint32_t mtu;
+};
+
+/* ---- completion queues (cq.c) ------------------------------------------------------------ */
+struct mv_cq;
+
+VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out);
+void mv_cq_free(struct mv_cq *cq);
+/* Makes room for n future completions so that mv_cq_push never needs memory. */
+VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n);
+void mv_cq_unreserve(struct mv_cq *cq, uint32_t n);
+/* Uses one reservation. */
+void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc);
+uint32_t mv_cq_take(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs);
+VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
+                      VAPI_wc_desc_t *wc);
+/* Wakes every waiter: the CQ is being destroyed (closing) or a QP using it went away. */
+void mv_cq_wake(struct mv_cq *cq, int closing);
+
+/* ---- work-request FIFO (wr_queue.c); the caller provides the locking --------------------- */
+struct mv_wrq {
+    VAPI_sr_desc_t *ring;
+    uint32_t cap, head, count;
+};
+
+int mv_wrq_push(struct mv_wrq *q, const VAPI_sr_desc_t *list, uint32_t n); /* 0 or -1 (ENOMEM) */
+const VAPI_sr_desc_t *mv_wrq_front(const struct mv_wrq *q);               /* NULL if empty */
+void mv_wrq_pop(struct mv_wrq *q);
+void mv_wrq_free(struct mv_wrq *q);
+
+/* ---- the wire (wire.c) ------------------------------------------------------------------- */
+/* Bytes a message needs beyond the data: the length header. */
+#define MV_WIRE_HEADER ((uint32_t)sizeof(int32_t))
+
+/* Fills msg (created with at least len + MV_WIRE_HEADER bytes) with [len][data]. */
+int mv_wire_encode(deck_msg_t *msg, const void *data, uint32_t len);
+/* Points *data at the payload of a received message; -1 if the message is malformed. */
+int mv_wire_decode(deck_msg_t *msg, const void **data, uint32_t *len);
+
+/* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
+/* One direction of a queue pair: its request FIFO, guarded by lock, and its daemon. */
+struct mv_side {
+    pthread_mutex_t lock;
+    pthread_cond_t  work;          /* a request was posted or the QP is stopping */
+    struct mv_wrq   q;             /* front = the request the daemon is working on */
+    uint32_t        max_wr;        /* 0 = unlimited */
+    struct mv_cq   *cq;
+    VAPI_cq_hndl_t  cq_hndl;
+    int             stopping;
+    int             running;       /* the daemon thread was started */
+    pthread_t       daemon;
+    deck_msg_t      msg;           /* the daemon's reusable message, mtu + header bytes */
+};
+
+struct mv_qp {
+    uint32_t        qp_num;
+    uint32_t        mtu;           /* the HCA's: size of every message buffer */
+    uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
+    uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
+    char            err_text[160]; /* why the QP is in VAPI_ERR */
+    pthread_mutex_t modify_lock;   /* one modify_qp at a time */
+    deck_mbox_t     recv_mb;       /* created: "mb-<qp_num>-<deck id>" */
+    deck_mbox_t     send_mb;       /* cloned from the peer at modify_qp */
+    int             recv_mb_open, send_mb_open;
+    struct mv_side  sq, rq;
+    /* receive side failure, guarded by rq.lock: once set, every request completes with it */
+    uint32_t        rq_failed_status;
+};
+
+void *mv_send_daemon(void *qp);
+void *mv_recv_daemon(void *qp);
+/* Completes every request still queued on side with status (flush or failure); lock held. */
+void mv_side_fail_all(struct mv_side *side, uint32_t opcode, uint32_t status);
+/* Moves the QP to VAPI_ERR with the reason (the first reason wins); sq.lock held. */
+void mv_qp_set_error_locked(struct mv_qp *qp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif /* MV_INTERNAL_H */

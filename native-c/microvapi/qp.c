@@ -1,0 +1,425 @@
+/*
+ * Queue pairs (thesis 4.4.4, Figs. 4.16-4.17): a QP is two DECK mailboxes, one created here to
+ * receive ("mb-<qp_num>-<deck id>", unique in the run) and one cloned from the peer's to send,
+ * plus a send and a receive request queue, each served in order by a daemon thread
+ * (qp_send.c, qp_recv.c), because DECK has no asynchronous primitive.
+ *
+ * Where this departs from the thesis:
+ *  - several receive requests may be posted at once (the thesis posted one), so a sender never
+ *    finds the receiver without a buffer; messages that arrive with none posted wait in the
+ *    DECK mailbox;
+ *  - lists of requests are posted in one call (EVAPI_post_sr_list / EVAPI_post_rr_list), so a
+ *    whole write is one native crossing;
+ *  - every signalled request gets its own completion (the thesis returned only the latest one
+ *    and dropped the earlier ones), and failures are reported even for unsignalled sends;
+ *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR, destroying
+ *    the QP completes outstanding ones with VAPI_WR_FLUSH_ERR.
+ */
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mv_internal.h"
+
+/* Process-wide serial from 0: equals the Aldeia socket id when each socket makes one QP. */
+static atomic_uint next_qp_num;
+
+static const char *state_name(uint32_t state)
+{
+    static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "ERR" };
+    return state <= VAPI_ERR ? names[state] : "unknown";
+}
+
+void mv_qp_set_error_locked(struct mv_qp *qp, const char *fmt, ...)
+{
+    if (qp->state == VAPI_ERR)
+        return;
+    qp->state = VAPI_ERR;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(qp->err_text, sizeof qp->err_text, fmt, ap);
+    va_end(ap);
+}
+
+void mv_side_fail_all(struct mv_side *side, uint32_t opcode, uint32_t status)
+{
+    const VAPI_sr_desc_t *wr;
+    while ((wr = mv_wrq_front(&side->q)) != NULL) {
+        VAPI_wc_desc_t wc = { .id = wr->id, .status = status, .opcode = opcode };
+        mv_cq_push(side->cq, &wc);
+        mv_wrq_pop(&side->q);
+    }
+}
+
+/* ---- creation and tear-down -------------------------------------------------------------- */
+
+static int side_init(struct mv_side *side, struct mv_cq *cq, VAPI_cq_hndl_t cq_hndl,
+                     uint32_t max_wr, uint32_t mtu)
+{
+    side->cq = cq;
+    side->cq_hndl = cq_hndl;
+    side->max_wr = max_wr;
+    pthread_mutex_init(&side->lock, NULL);
+    pthread_cond_init(&side->work, NULL);
+    return deck_msg_create(&side->msg, (unsigned long)mtu + MV_WIRE_HEADER);
+}
+
+static void side_stop(struct mv_side *side)
+{
+    pthread_mutex_lock(&side->lock);
+    side->stopping = 1;
+    pthread_cond_broadcast(&side->work);
+    pthread_mutex_unlock(&side->lock);
+}
+
+static void side_join(struct mv_side *side)
+{
+    if (side->running)
+        pthread_join(side->daemon, NULL);
+    side->running = 0;
+}
+
+/* Flushes what is left and frees the side; the daemon has ended and nobody posts any more. */
+static void side_free(struct mv_side *side, uint32_t opcode)
+{
+    pthread_mutex_lock(&side->lock);
+    mv_side_fail_all(side, opcode, VAPI_WR_FLUSH_ERR);
+    pthread_mutex_unlock(&side->lock);
+    mv_cq_wake(side->cq, 0);
+    mv_wrq_free(&side->q);
+    deck_msg_destroy(&side->msg);
+    pthread_cond_destroy(&side->work);
+    pthread_mutex_destroy(&side->lock);
+}
+
+/* Wakes a receive daemon that may be inside deck_mbox_retrv. Destroying the mailbox would
+ * wake a retrieve already waiting (DECK_ECLOSED), but not one the daemon is just about to
+ * start, which would then use a freed mailbox; a zero-length message posted to our own
+ * mailbox reaches it either way (real messages always carry the length header). */
+static void wake_receiver(struct mv_qp *qp)
+{
+    deck_mbox_t self;
+    deck_msg_t token;
+    if (deck_msg_create(&token, 0) != DECK_OK)
+        return;
+    if (deck_mbox_clone(&self, qp->recv_mb.name) == DECK_OK) {
+        deck_mbox_post(&self, &token);
+        deck_mbox_destroy(&self);
+    }
+    deck_msg_destroy(&token);
+}
+
+/* Stops both daemons: the send daemon finishes the post it is in, the receive daemon the
+ * retrieve it is in (woken by wake_receiver if nothing else arrives). */
+static void qp_stop(struct mv_qp *qp)
+{
+    side_stop(&qp->sq);
+    side_stop(&qp->rq);
+    if (qp->rq.running)
+        wake_receiver(qp);
+    side_join(&qp->sq);
+    side_join(&qp->rq);
+    if (qp->recv_mb_open)
+        deck_mbox_destroy(&qp->recv_mb);
+    qp->recv_mb_open = 0;
+}
+
+static void qp_free(struct mv_qp *qp)
+{
+    side_free(&qp->sq, VAPI_SEND);
+    side_free(&qp->rq, VAPI_RECEIVE);
+    if (qp->send_mb_open)
+        deck_mbox_destroy(&qp->send_mb);
+    pthread_mutex_destroy(&qp->modify_lock);
+    free(qp);
+}
+
+static VAPI_ret_t qp_start(const char *fn, struct mv_qp *qp)
+{
+    char name[DECK_MBOX_NAME_MAX];
+    snprintf(name, sizeof name, "mb-%u-%d", qp->qp_num, deck_node());
+    int rc = deck_mbox_create(&qp->recv_mb, name);
+    if (rc != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "creating the receive mailbox %s failed: %s: %s", name,
+                       deck_strerror(rc), deck_last_error());
+    qp->recv_mb_open = 1;
+    if (pthread_create(&qp->sq.daemon, NULL, mv_send_daemon, qp))
+        return mv_fail(VAPI_EGEN, fn, "cannot start the send daemon thread");
+    qp->sq.running = 1;
+    if (pthread_create(&qp->rq.daemon, NULL, mv_recv_daemon, qp))
+        return mv_fail(VAPI_EGEN, fn, "cannot start the receive daemon thread");
+    qp->rq.running = 1;
+    return VAPI_OK;
+}
+
+/* Links the QP to its HCA and CQs so none of them can be destroyed under it. */
+static VAPI_ret_t link_parents(const char *fn, VAPI_hca_hndl_t hca,
+                               const VAPI_qp_init_attr_t *attr)
+{
+    VAPI_ret_t ret = mv_reg_link(fn, hca, MV_HCA);
+    if (ret != VAPI_OK)
+        return ret;
+    if ((ret = mv_reg_link(fn, attr->sq_cq_hndl, MV_CQ)) != VAPI_OK) {
+        mv_reg_unlink(hca);
+        return ret;
+    }
+    if ((ret = mv_reg_link(fn, attr->rq_cq_hndl, MV_CQ)) != VAPI_OK) {
+        mv_reg_unlink(attr->sq_cq_hndl);
+        mv_reg_unlink(hca);
+    }
+    return ret;
+}
+
+/* After qp_free: the CQs must outlive the flush completions pushed into them. */
+static void unlink_parents(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t sq_cq, VAPI_cq_hndl_t rq_cq)
+{
+    mv_reg_unlink(rq_cq);
+    mv_reg_unlink(sq_cq);
+    mv_reg_unlink(hca);
+}
+
+/* Builds, starts and registers the QP; the HCA and both CQs are pinned by the caller. */
+static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *hca_obj,
+                            const VAPI_qp_init_attr_t *attr, struct mv_cq *sq_cq,
+                            struct mv_cq *rq_cq, VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop)
+{
+    struct mv_qp *obj = calloc(1, sizeof *obj);
+    if (!obj)
+        return mv_fail(VAPI_ENOMEM, fn, "no memory for the queue pair");
+    VAPI_ret_t ret = link_parents(fn, hca, attr);
+    if (ret != VAPI_OK) {
+        free(obj);
+        return ret;
+    }
+    obj->mtu = obj->path_mtu = hca_obj->mtu;
+    obj->state = VAPI_INIT;
+    pthread_mutex_init(&obj->modify_lock, NULL);
+    int sq_rc = side_init(&obj->sq, sq_cq, attr->sq_cq_hndl, attr->max_send_wr, obj->mtu);
+    int rq_rc = side_init(&obj->rq, rq_cq, attr->rq_cq_hndl, attr->max_recv_wr, obj->mtu);
+    if (sq_rc != DECK_OK || rq_rc != DECK_OK)
+        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for %u-byte DECK messages",
+                      obj->mtu + MV_WIRE_HEADER);
+    if (ret == VAPI_OK) {
+        obj->qp_num = atomic_fetch_add(&next_qp_num, 1);
+        ret = qp_start(fn, obj);
+    }
+    if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0)
+        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+    if (ret != VAPI_OK) {
+        qp_stop(obj);
+        qp_free(obj);
+        unlink_parents(hca, attr->sq_cq_hndl, attr->rq_cq_hndl);
+        return ret;
+    }
+    *prop = (VAPI_qp_prop_t){ .qp_num = obj->qp_num, .max_send_wr = attr->max_send_wr,
+                              .max_recv_wr = attr->max_recv_wr };
+    return VAPI_OK;
+}
+
+VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
+                          VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop)
+{
+    static const char fn[] = "VAPI_create_qp";
+    if (!attr || !qp || !prop)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", !attr ? "attr" : !qp ? "qp" : "prop");
+    struct mv_hca *hca_obj;
+    struct mv_cq *sq_cq, *rq_cq;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, (void **)&hca_obj);
+    if (ret != VAPI_OK)
+        return ret;
+    if ((ret = mv_reg_get(fn, hca, attr->sq_cq_hndl, MV_CQ, (void **)&sq_cq)) == VAPI_OK) {
+        if ((ret = mv_reg_get(fn, hca, attr->rq_cq_hndl, MV_CQ, (void **)&rq_cq)) == VAPI_OK) {
+            ret = qp_create(fn, hca, hca_obj, attr, sq_cq, rq_cq, qp, prop);
+            mv_reg_put(attr->rq_cq_hndl);
+        }
+        mv_reg_put(attr->sq_cq_hndl);
+    }
+    mv_reg_put(hca);
+    return ret;
+}
+
+VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
+{
+    static const char fn[] = "VAPI_destroy_qp";
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    if ((ret = mv_reg_retire(fn, qp, MV_QP)) != VAPI_OK) {
+        mv_reg_put(qp);
+        return ret;
+    }
+    qp_stop(obj);
+    mv_reg_remove(qp);   /* posts already inside finish first; their requests get flushed */
+    VAPI_cq_hndl_t sq_cq = obj->sq.cq_hndl, rq_cq = obj->rq.cq_hndl;
+    qp_free(obj);
+    unlink_parents(hca, sq_cq, rq_cq);
+    return VAPI_OK;
+}
+
+/* ---- connection -------------------------------------------------------------------------- */
+
+/* Clones the peer's receive mailbox and watches ours for the peer's death. */
+static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_attr_t *attr)
+{
+    char name[DECK_MBOX_NAME_MAX];
+    snprintf(name, sizeof name, "mb-%u-%u", attr->dest_qp_num, attr->dest_id);
+    int rc = deck_mbox_clone(&qp->send_mb, name);
+    if (rc != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "cloning the peer's mailbox %s (dest_qp_num %u, dest_id "
+                       "%u) failed: %s: %s", name, attr->dest_qp_num, attr->dest_id,
+                       deck_strerror(rc), deck_last_error());
+    /* A QP connected within this process (two sockets of one JVM) has no peer to lose. */
+    if (attr->dest_id != (uint32_t)deck_node())
+        rc = deck_mbox_watch(&qp->recv_mb, (int)attr->dest_id);
+    if (rc != DECK_OK) {
+        deck_mbox_destroy(&qp->send_mb);
+        return mv_fail(VAPI_EGEN, fn, "watching DECK node %u failed: %s: %s", attr->dest_id,
+                       deck_strerror(rc), deck_last_error());
+    }
+    qp->send_mb_open = 1;
+    return VAPI_OK;
+}
+
+/* RESET/INIT -> INIT (no-op), RTR or RTS (connects); RTR -> RTS. modify_lock held. */
+static VAPI_ret_t qp_modify(const char *fn, struct mv_qp *qp, const VAPI_qp_attr_t *attr)
+{
+    char why[sizeof qp->err_text];
+    pthread_mutex_lock(&qp->sq.lock);
+    uint32_t cur = qp->state;
+    memcpy(why, qp->err_text, sizeof why);
+    pthread_mutex_unlock(&qp->sq.lock);
+    uint32_t want = attr->qp_state;
+    int unconnected = cur == VAPI_RESET || cur == VAPI_INIT;
+    if (!(unconnected || (cur == VAPI_RTR && want == VAPI_RTS)))
+        return mv_fail(VAPI_EINVAL_QP_STATE, fn, "cannot go from %s to %s%s%s", state_name(cur),
+                       state_name(want), cur == VAPI_ERR ? ": " : "",
+                       cur == VAPI_ERR ? why : "");
+    if (want == VAPI_INIT)
+        return VAPI_OK;
+    VAPI_ret_t ret = unconnected ? qp_connect(fn, qp, attr) : VAPI_OK;
+    if (ret != VAPI_OK)
+        return ret;
+    pthread_mutex_lock(&qp->sq.lock);
+    if (unconnected)
+        qp->path_mtu = attr->path_mtu ? attr->path_mtu : qp->mtu;
+    if (qp->state != VAPI_ERR)   /* the peer may have gone already */
+        qp->state = want;
+    pthread_mutex_unlock(&qp->sq.lock);
+    return VAPI_OK;
+}
+
+VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_attr_t *attr)
+{
+    static const char fn[] = "VAPI_modify_qp";
+    if (!attr)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "attr is NULL");
+    if (attr->qp_state != VAPI_INIT && attr->qp_state != VAPI_RTR && attr->qp_state != VAPI_RTS)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "qp_state %u: only INIT, RTR and RTS are "
+                       "supported", attr->qp_state);
+    if (attr->sl > 15)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "sl %u is not a service level (0..15)", attr->sl);
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    if (attr->path_mtu > obj->mtu) {
+        ret = mv_fail(VAPI_EINVAL_PARAM, fn, "path_mtu %u is larger than the HCA's mtu %u",
+                      attr->path_mtu, obj->mtu);
+    } else {
+        pthread_mutex_lock(&obj->modify_lock);
+        ret = qp_modify(fn, obj, attr);
+        pthread_mutex_unlock(&obj->modify_lock);
+    }
+    mv_reg_put(qp);
+    return ret;
+}
+
+/* ---- posting ----------------------------------------------------------------------------- */
+
+static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32_t i,
+                                uint32_t opcode, uint32_t max_len)
+{
+    if (wr->opcode != opcode)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %s", i,
+                       wr->opcode, opcode == VAPI_SEND ? "VAPI_SEND (1)" : "VAPI_RECEIVE (2)");
+    if (wr->comp_type != VAPI_SIGNALED && wr->comp_type != VAPI_UNSIGNALED)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: comp_type %u is neither signalled "
+                       "nor unsignalled", i, wr->comp_type);
+    if (wr->len > max_len)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: len %u exceeds the path mtu %u", i,
+                       wr->len, max_len);
+    if (wr->len > 0 && wr->addr == 0)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: addr is 0", i);
+    return VAPI_OK;
+}
+
+/* Appends n requests to one side, all or none; side->lock held. */
+static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
+                            const VAPI_sr_desc_t *list)
+{
+    if (side->stopping)
+        return mv_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
+    if (side->max_wr && (uint64_t)side->q.count + n > side->max_wr)
+        return mv_fail(VAPI_EAGAIN, fn, "%u requests outstanding, %u more exceed max_wr %u",
+                       side->q.count, n, side->max_wr);
+    /* Every request may end in a completion (errors are reported even when unsignalled). */
+    VAPI_ret_t ret = mv_cq_reserve(fn, side->cq, n);
+    if (ret != VAPI_OK)
+        return ret;
+    if (mv_wrq_push(&side->q, list, n)) {
+        mv_cq_unreserve(side->cq, n);
+        return mv_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n);
+    }
+    pthread_cond_signal(&side->work);
+    return VAPI_OK;
+}
+
+static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t n,
+                            const VAPI_sr_desc_t *list, int send)
+{
+    if (!list)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "the request list is NULL");
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    struct mv_side *side = send ? &obj->sq : &obj->rq;
+    pthread_mutex_lock(&side->lock);
+    if (send && obj->state != VAPI_RTS)
+        ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
+                      state_name(obj->state), obj->state == VAPI_ERR ? ": " : ", not connected",
+                      obj->state == VAPI_ERR ? obj->err_text : " (VAPI_modify_qp to RTS)");
+    for (uint32_t i = 0; i < n && ret == VAPI_OK; i++)
+        ret = send ? check_request(fn, &list[i], i, VAPI_SEND, obj->path_mtu)
+                   : check_request(fn, &list[i], i, VAPI_RECEIVE, UINT32_MAX);
+    if (ret == VAPI_OK)
+        ret = side_post(fn, side, n, list);
+    pthread_mutex_unlock(&side->lock);
+    mv_reg_put(qp);
+    return ret;
+}
+
+VAPI_ret_t VAPI_post_sr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_sr_desc_t *sr)
+{
+    return post_list("VAPI_post_sr", hca, qp, 1, sr, 1);
+}
+
+VAPI_ret_t EVAPI_post_sr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_sr_desc_t *list)
+{
+    return post_list("EVAPI_post_sr_list", hca, qp, num, list, 1);
+}
+
+VAPI_ret_t VAPI_post_rr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_rr_desc_t *rr)
+{
+    return post_list("VAPI_post_rr", hca, qp, 1, rr, 0);
+}
+
+VAPI_ret_t EVAPI_post_rr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_rr_desc_t *list)
+{
+    return post_list("EVAPI_post_rr_list", hca, qp, num, list, 0);
+}

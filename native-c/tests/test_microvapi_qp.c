@@ -1,0 +1,366 @@
+/*
+ * MicroVAPI queue pairs carrying data over DECK/TCP between forked processes (static DECK
+ * runs made by util_run_nodes, which MicroVAPI reuses): streams in both directions at once
+ * with lists of sends of every size 0..mtu, only the last of each list signalled; receive
+ * buffers posted ahead; a buffer too small; a peer that dies; tear-down with receives
+ * outstanding. Plus two QPs of one process connected to each other.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util_deck.h"
+#include "vapi.h"
+
+#define VCHECK(call, want) do { VAPI_ret_t r_ = (call); if (r_ != (want)) { \
+        fprintf(stderr, "[pid %d] %s:%d: %s returned %d (%s), expected %d\n  last error: %s\n", \
+                (int)getpid(), __FILE__, __LINE__, #call, r_, VAPI_strerror(r_), (want), \
+                EVAPI_last_error()); exit(1); } } while (0)
+#define VOK(call) VCHECK(call, VAPI_OK)
+
+#define MTU          512u
+#define HCA_ID       "microvapi:mtu=512"
+#define WAIT_USEC    20000000u   /* a completion that takes longer than this is a hang */
+
+/* Everything one end of a connection owns. */
+struct conn {
+    VAPI_hca_hndl_t hca;
+    VAPI_pd_hndl_t  pd;
+    VAPI_cq_hndl_t  scq, rcq;
+    VAPI_qp_hndl_t  qp;
+    VAPI_qp_prop_t  prop;
+};
+
+static void open_conn(struct conn *c, uint32_t max_send_wr, uint32_t max_recv_wr)
+{
+    uint32_t n;
+    VOK(EVAPI_get_hca_hndl(HCA_ID, &c->hca));
+    VOK(VAPI_alloc_pd(c->hca, &c->pd));
+    VOK(VAPI_create_cq(c->hca, 16, &c->scq, &n));
+    VOK(VAPI_create_cq(c->hca, 16, &c->rcq, &n));
+    VAPI_qp_init_attr_t init = { .sq_cq_hndl = c->scq, .rq_cq_hndl = c->rcq,
+                                 .max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr };
+    VOK(VAPI_create_qp(c->hca, &init, &c->qp, &c->prop));
+}
+
+/* Connects to the peer's QP: RTR then RTS, or straight to RTS. */
+static void connect_conn(struct conn *c, uint32_t peer_qp, uint32_t peer_id, int via_rtr,
+                         uint32_t path_mtu)
+{
+    VAPI_qp_attr_t attr = { .qp_state = VAPI_RTR, .dest_qp_num = peer_qp, .dest_id = peer_id,
+                            .path_mtu = path_mtu, .sl = 3, .port = 1 };
+    if (via_rtr)
+        VOK(VAPI_modify_qp(c->hca, c->qp, &attr));
+    attr.qp_state = VAPI_RTS;
+    VOK(VAPI_modify_qp(c->hca, c->qp, &attr));
+}
+
+static void close_qp(struct conn *c)
+{
+    VOK(VAPI_destroy_qp(c->hca, c->qp));
+}
+
+static void close_rest(struct conn *c)
+{
+    VOK(VAPI_destroy_cq(c->hca, c->scq));
+    VOK(VAPI_destroy_cq(c->hca, c->rcq));
+    VOK(VAPI_dealloc_pd(c->hca, c->pd));
+    VOK(EVAPI_release_hca_hndl(c->hca));
+}
+
+/* Aldeia's bootstrap step: hand (qp_num, DECK id) to the other node of a 2-node run and get
+ * its pair back, here through a pair of DECK mailboxes. */
+static void exchange(int id, const struct conn *c, uint32_t *peer_qp, uint32_t *peer_id)
+{
+    char name[32];
+    deck_mbox_t mine, theirs;
+    deck_msg_t msg;
+    snprintf(name, sizeof name, "boot-%d", id);
+    CHECK_OK(deck_mbox_create(&mine, name));
+    snprintf(name, sizeof name, "boot-%d", 1 - id);
+    CHECK_OK(deck_mbox_clone(&theirs, name));
+    CHECK_OK(deck_msg_create(&msg, 64));
+    VAPI_hca_port_t port;
+    VOK(VAPI_query_hca_port_prop(c->hca, 1, &port));
+    CHECK(port.lid == (uint16_t)id);
+    unsigned qp_num = c->prop.qp_num, node = (unsigned)deck_node();
+    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, &qp_num, 1));
+    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, &node, 1));
+    CHECK_OK(deck_mbox_post(&theirs, &msg));
+    CHECK_OK(deck_msg_clear(&msg));
+    CHECK_OK(deck_mbox_retrv(&mine, &msg));
+    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, &qp_num, 1));
+    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, &node, 1));
+    *peer_qp = qp_num;
+    *peer_id = node;
+    CHECK_OK(deck_msg_destroy(&msg));
+    CHECK_OK(deck_mbox_destroy(&theirs));
+    CHECK_OK(deck_mbox_destroy(&mine));
+}
+
+/* ---- a stream of messages ---------------------------------------------------------------- */
+
+#define STREAM_MSGS 1200
+#define RECV_AHEAD  8
+
+static uint32_t msg_size(int k)   { return (uint32_t)(k * 37) % (MTU + 1); }   /* 0..MTU */
+static uint8_t msg_byte(int seed, int k, uint32_t j)
+{
+    return (uint8_t)(seed * 31 + k * 131 + (int)j * 7);
+}
+
+struct stream {
+    struct conn *c;
+    int seed;
+};
+
+/* Posts the stream in lists of 1..7 sends, only the last signalled, from its own thread (as
+ * the Java writer does) with max_send_wr small enough to meet VAPI_EAGAIN; checks that every
+ * list gets exactly one completion, in order. */
+static void *write_stream(void *arg)
+{
+    struct stream *s = arg;
+    struct conn *c = s->c;
+    uint8_t *region = malloc((size_t)STREAM_MSGS * MTU);
+    CHECK(region != NULL);
+    VAPI_mr_hndl_t mr;
+    uint32_t lkey;
+    VOK(VAPI_register_mr(c->hca, c->pd, (uintptr_t)region, (uint64_t)STREAM_MSGS * MTU, &mr,
+                         &lkey));
+    int expect[STREAM_MSGS], posted_lists = 0, completed = 0;
+    VAPI_wc_desc_t wc;
+    for (int k = 0; k < STREAM_MSGS;) {
+        int n = 1 + k % 7;
+        if (k + n > STREAM_MSGS)
+            n = STREAM_MSGS - k;
+        VAPI_sr_desc_t list[7];
+        for (int i = 0; i < n; i++) {
+            int m = k + i;
+            uint8_t *p = region + (size_t)m * MTU;
+            for (uint32_t j = 0; j < msg_size(m); j++)
+                p[j] = msg_byte(s->seed, m, j);
+            list[i] = (VAPI_sr_desc_t){ .id = (uint64_t)m, .opcode = VAPI_SEND,
+                                        .comp_type = i == n - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED,
+                                        .addr = (uintptr_t)p, .len = msg_size(m), .lkey = lkey };
+        }
+        VAPI_ret_t r = n == 1 ? VAPI_post_sr(c->hca, c->qp, list)
+                              : EVAPI_post_sr_list(c->hca, c->qp, (uint32_t)n, list);
+        if (r == VAPI_EAGAIN) {   /* queue full: wait for a completion, nothing was posted */
+            VOK(EVAPI_poll_cq_block(c->hca, c->scq, WAIT_USEC, &wc));
+            CHECK(completed < posted_lists && wc.id == (uint64_t)expect[completed]);
+            CHECK(wc.status == VAPI_SUCCESS && wc.opcode == VAPI_SEND);
+            CHECK(wc.byte_len == msg_size(expect[completed]));
+            completed++;
+            continue;
+        }
+        VOK(r);
+        expect[posted_lists++] = k + n - 1;
+        k += n;
+    }
+    while (completed < posted_lists) {
+        VAPI_wc_desc_t wcs[4];
+        uint32_t got;
+        VOK(EVAPI_poll_cq_block(c->hca, c->scq, WAIT_USEC, &wcs[0]));
+        VOK(EVAPI_poll_cq_many(c->hca, c->scq, 3, wcs + 1, &got));
+        for (uint32_t i = 0; i <= got; i++, completed++)
+            CHECK(completed < posted_lists && wcs[i].id == (uint64_t)expect[completed]
+                  && wcs[i].status == VAPI_SUCCESS);
+    }
+    VCHECK(VAPI_poll_cq(c->hca, c->scq, &wc), VAPI_CQ_EMPTY);   /* nothing for unsignalled */
+    VOK(VAPI_deregister_mr(c->hca, mr));
+    free(region);
+    return NULL;
+}
+
+/* Receives the stream with RECV_AHEAD buffers posted ahead; checks every byte and the order. */
+static void read_stream(struct conn *c, int seed)
+{
+    uint8_t *bufs = malloc((size_t)RECV_AHEAD * MTU);
+    CHECK(bufs != NULL);
+    VAPI_rr_desc_t rr[RECV_AHEAD];
+    for (int i = 0; i < RECV_AHEAD; i++)
+        rr[i] = (VAPI_rr_desc_t){ .id = (uint64_t)i, .opcode = VAPI_RECEIVE,
+                                  .addr = (uintptr_t)(bufs + (size_t)i * MTU), .len = MTU };
+    VOK(EVAPI_post_rr_list(c->hca, c->qp, RECV_AHEAD, rr));
+    for (int k = 0; k < STREAM_MSGS; k++) {
+        VAPI_wc_desc_t wc;
+        VOK(EVAPI_poll_cq_block(c->hca, c->rcq, WAIT_USEC, &wc));
+        CHECK(wc.id == (uint64_t)k && wc.status == VAPI_SUCCESS && wc.opcode == VAPI_RECEIVE);
+        CHECK(wc.byte_len == msg_size(k));
+        const uint8_t *p = bufs + (size_t)(k % RECV_AHEAD) * MTU;
+        for (uint32_t j = 0; j < wc.byte_len; j++)
+            if (p[j] != msg_byte(seed, k, j)) {
+                fprintf(stderr, "message %d byte %u: got %u, want %u\n", k, j, p[j],
+                        msg_byte(seed, k, j));
+                exit(1);
+            }
+        if (k + RECV_AHEAD < STREAM_MSGS) {
+            VAPI_rr_desc_t again = rr[k % RECV_AHEAD];
+            again.id = (uint64_t)(k + RECV_AHEAD);
+            VOK(VAPI_post_rr(c->hca, c->qp, &again));
+        }
+    }
+    free(bufs);
+}
+
+/* Both nodes write and read at the same time on one QP each. */
+static int stream_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    open_conn(&c, 64, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, id == 0, 0);
+    struct stream s = { .c = &c, .seed = id };
+    pthread_t writer;
+    CHECK(pthread_create(&writer, NULL, write_stream, &s) == 0);
+    read_stream(&c, (int)peer_id);
+    CHECK(pthread_join(writer, NULL) == 0);
+    CHECK_OK(deck_barrier());   /* both have read everything before either tears down */
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
+/* Two QPs of one process connected to each other (two sockets of one JVM). */
+static int loopback_node(int id, int n, void *arg)
+{
+    struct conn a, b;
+    open_conn(&a, 0, 0);
+    open_conn(&b, 0, 0);
+    connect_conn(&a, b.prop.qp_num, (uint32_t)deck_node(), 1, MTU);
+    connect_conn(&b, a.prop.qp_num, (uint32_t)deck_node(), 0, MTU);
+    struct stream ab = { .c = &a, .seed = 5 }, ba = { .c = &b, .seed = 6 };
+    pthread_t wa, wb;
+    CHECK(pthread_create(&wa, NULL, write_stream, &ab) == 0);
+    CHECK(pthread_create(&wb, NULL, write_stream, &ba) == 0);
+    read_stream(&b, 5);
+    read_stream(&a, 6);
+    CHECK(pthread_join(wa, NULL) == 0);
+    CHECK(pthread_join(wb, NULL) == 0);
+    close_qp(&a);
+    close_qp(&b);
+    close_rest(&a);
+    close_rest(&b);
+    return 0;
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void post_recv(struct conn *c, uint64_t id, void *buf, uint32_t len)
+{
+    VAPI_rr_desc_t rr = { .id = id, .opcode = VAPI_RECEIVE, .addr = (uintptr_t)buf, .len = len };
+    VOK(VAPI_post_rr(c->hca, c->qp, &rr));
+}
+
+static void send_signalled(struct conn *c, uint64_t id, const void *buf, uint32_t len)
+{
+    VAPI_sr_desc_t sr = { .id = id, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED,
+                          .addr = (uintptr_t)buf, .len = len };
+    VOK(VAPI_post_sr(c->hca, c->qp, &sr));
+}
+
+static void expect_completion(struct conn *c, VAPI_cq_hndl_t cq, uint64_t id, uint32_t status,
+                              uint32_t byte_len)
+{
+    VAPI_wc_desc_t wc;
+    VOK(EVAPI_poll_cq_block(c->hca, cq, WAIT_USEC, &wc));
+    if (wc.id != id || wc.status != status || wc.byte_len != byte_len) {
+        fprintf(stderr, "completion {id %llu, status %u, len %u}, expected {%llu, %u, %u}\n",
+                (unsigned long long)wc.id, wc.status, wc.byte_len, (unsigned long long)id,
+                status, byte_len);
+        exit(1);
+    }
+}
+
+/* Node 1 sends 100, 50 and 0 bytes; node 0 offers 10, 100 and 10: the first is too small.
+ * Node 0 then destroys its QP with three receives outstanding: they are flushed in order. */
+static int short_buffer_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    static uint8_t data[300], got[100];
+    for (unsigned i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 3 + 1);
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    if (id == 1) {
+        connect_conn(&c, peer_qp, peer_id, 0, 256);
+        VAPI_sr_desc_t big = { .id = 9, .opcode = VAPI_SEND, .addr = (uintptr_t)data,
+                               .len = 300 };
+        VCHECK(VAPI_post_sr(c.hca, c.qp, &big), VAPI_EINVAL_PARAM);   /* over path_mtu */
+        send_signalled(&c, 1, data, 100);
+        send_signalled(&c, 2, data + 100, 50);
+        send_signalled(&c, 3, data, 0);
+        expect_completion(&c, c.scq, 1, VAPI_SUCCESS, 100);
+        expect_completion(&c, c.scq, 2, VAPI_SUCCESS, 50);
+        expect_completion(&c, c.scq, 3, VAPI_SUCCESS, 0);
+        CHECK_OK(deck_barrier());
+        close_qp(&c);
+    } else {
+        connect_conn(&c, peer_qp, peer_id, 1, 0);
+        post_recv(&c, 1, got, 10);
+        post_recv(&c, 2, got, 100);
+        post_recv(&c, 3, got, 10);
+        expect_completion(&c, c.rcq, 1, VAPI_LOC_LEN_ERR, 100);
+        expect_completion(&c, c.rcq, 2, VAPI_SUCCESS, 50);
+        CHECK(memcmp(got, data + 100, 50) == 0);
+        expect_completion(&c, c.rcq, 3, VAPI_SUCCESS, 0);
+        for (uint64_t r = 10; r < 13; r++)
+            post_recv(&c, r, got, sizeof got);
+        close_qp(&c);
+        for (uint64_t r = 10; r < 13; r++)
+            expect_completion(&c, c.rcq, r, VAPI_WR_FLUSH_ERR, 0);
+        CHECK_OK(deck_barrier());
+    }
+    close_rest(&c);
+    return 0;
+}
+
+/* Node 1 sends one message and dies; node 0's receives complete with VAPI_REM_ABORT_ERR
+ * instead of hanging, and its QP refuses further sends. */
+static int peer_death_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    static char buf[64] = "last words";
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    CHECK_OK(deck_barrier());   /* both connected */
+    if (id == 1) {
+        send_signalled(&c, 1, buf, 11);
+        expect_completion(&c, c.scq, 1, VAPI_SUCCESS, 11);
+        _exit(0);   /* dies without any tear-down */
+    }
+    char got[64];
+    post_recv(&c, 1, got, sizeof got);
+    post_recv(&c, 2, got, sizeof got);
+    expect_completion(&c, c.rcq, 1, VAPI_SUCCESS, 11);
+    CHECK(strcmp(got, "last words") == 0);
+    long t0 = util_now_ms();
+    expect_completion(&c, c.rcq, 2, VAPI_REM_ABORT_ERR, 0);
+    CHECK(util_now_ms() - t0 < 15000);
+    post_recv(&c, 3, got, sizeof got);   /* every later receive fails the same way */
+    expect_completion(&c, c.rcq, 3, VAPI_REM_ABORT_ERR, 0);
+    VAPI_sr_desc_t sr = { .id = 4, .opcode = VAPI_SEND, .addr = (uintptr_t)buf, .len = 4 };
+    VCHECK(VAPI_post_sr(c.hca, c.qp, &sr), VAPI_EINVAL_QP_STATE);
+    CHECK(strstr(EVAPI_last_error(), "ERR") != NULL);
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
+int main(void)
+{
+    int failed = 0;
+    failed += util_run_test("microvapi: two QPs of one process", 1, loopback_node, NULL);
+    failed += util_run_test("microvapi: streams both ways, lists, varying sizes", 2,
+                            stream_node, NULL);
+    failed += util_run_test("microvapi: short buffer, zero-length send, flush", 2,
+                            short_buffer_node, NULL);
+    failed += util_run_test("microvapi: peer death", 2, peer_death_node, NULL);
+    return failed ? 1 : 0;
+}
