@@ -1,0 +1,91 @@
+package org.aldeia.samples;
+
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The thesis's ping-pong benchmark (section 5.2.1) as two programs, one per JVM:
+ * <pre>
+ *   PingPong server --port P --impl aldeia|jdk
+ *   PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500] [--large 65536,1048576]
+ *                   [--iterations 100] [--warmup 10] [--csv]
+ * </pre>
+ * The server serves one client and exits when it says it is done.
+ */
+public final class PingPong {
+
+    private static final Logger log = LoggerFactory.getLogger(PingPong.class);
+
+    static final String USAGE = String.join("\n",
+            "usage: PingPong server --port P --impl aldeia|jdk",
+            "       PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500]",
+            "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--csv]",
+            "  sizes: comma-separated sizes in bytes or start:end:step ranges; --large adds sizes after the sweep;",
+            "  size 0 is a round trip of the 4-byte length header alone; --csv prints size,iterations,total_ms lines.");
+
+    private PingPong() {
+    }
+
+    public static void main(String[] args) {
+        System.exit(MainRunner.run("PingPong", USAGE, () -> run(args, System.out)));
+    }
+
+    static void run(String[] args, PrintStream out) throws Exception {
+        Arguments arguments = Arguments.parse(args,
+                Set.of("host", "port", "impl", "sizes", "large", "iterations", "warmup"), Set.of("csv"));
+        String role = arguments.role();
+        if ("server".equals(role)) {
+            serve(arguments.kind(), arguments.requiredInteger("port", 0), out);
+        } else if ("client".equals(role)) {
+            List<Integer> sizes = new ArrayList<>(arguments.sizes("sizes", "0:10000:500"));
+            sizes.addAll(arguments.sizes("large", ""));
+            SocketKind kind = arguments.kind();
+            String host = arguments.string("host", "127.0.0.1");
+            int port = arguments.requiredInteger("port", 1);
+            int iterations = arguments.integer("iterations", 100, 1);
+            int warmup = arguments.integer("warmup", 10, 0);
+            List<PingPongResult> results;
+            try (Socket socket = kind.connect(host, port)) {
+                results = new PingPongClient(socket).run(sizes, iterations, warmup);
+            }
+            if (arguments.flag("csv")) {
+                printCsv(results, out);
+            } else {
+                printTable(kind, results, out);
+            }
+        } else {
+            throw new IllegalArgumentException("say 'server' or 'client' first");
+        }
+    }
+
+    private static void serve(SocketKind kind, int port, PrintStream out) throws Exception {
+        try (ServerSocket server = kind.serverSocket(port)) {
+            MainRunner.announceListening(out, "PingPong server", kind, server, port);
+            try (Socket socket = kind.accept(server)) {
+                long echoed = PingPongServer.serve(socket);
+                log.info("PingPong server echoed {} messages", echoed);
+            }
+        }
+    }
+
+    private static void printCsv(List<PingPongResult> results, PrintStream out) {
+        out.println(PingPongResult.CSV_HEADER);
+        results.forEach(result -> out.println(result.toCsv()));
+    }
+
+    private static void printTable(SocketKind kind, List<PingPongResult> results, PrintStream out) {
+        out.printf("ping-pong over %s: one-way time t_um = t_c*10^3/(2i), bandwidth v*8/1024^2%n", kind.optionValue());
+        out.printf("%12s %10s %12s %14s %10s%n", "size", "iterations", "t_c (ms)", "one-way (us)", "Mb/s");
+        for (PingPongResult result : results) {
+            out.printf("%12s %10d %12.3f %14.2f %10.2f%n", Sizes.describe(result.size()), result.iterations(),
+                    result.totalMillis(), result.oneWayMicros(), result.megabitsPerSecond());
+        }
+    }
+}

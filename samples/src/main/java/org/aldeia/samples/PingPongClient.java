@@ -1,0 +1,91 @@
+package org.aldeia.samples;
+
+import static org.aldeia.samples.PingPongProtocol.END;
+import static org.aldeia.samples.PingPongProtocol.HEADER_BYTES;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+
+/**
+ * The measuring side of the ping-pong (thesis Fig. 5.2): for each size, round trips of one
+ * frame, timed over {@code iterations} after {@code warmup} untimed ones. Every echo is compared
+ * byte for byte with what was sent.
+ */
+final class PingPongClient {
+
+    private final DataInputStream in;
+    private final OutputStream out;
+
+    PingPongClient(Socket socket) throws IOException {
+        this.in = new DataInputStream(socket.getInputStream());
+        this.out = socket.getOutputStream();
+    }
+
+    /** Measures every size in order, then tells the server the session is over. */
+    List<PingPongResult> run(List<Integer> sizes, int iterations, int warmup) throws IOException {
+        List<PingPongResult> results = new ArrayList<>();
+        for (int size : sizes) {
+            results.add(measure(size, iterations, warmup));
+        }
+        byte[] end = new byte[HEADER_BYTES];
+        PingPongProtocol.writeHeader(end, END);
+        out.write(end);
+        out.flush();
+        return results;
+    }
+
+    private PingPongResult measure(int size, int iterations, int warmup) throws IOException {
+        byte[][] frames = alternatingFrames(size);
+        byte[] echo = new byte[HEADER_BYTES + size];
+        for (int k = 0; k < warmup; k++) {
+            roundTrip(frames[k & 1], echo, k);
+        }
+        long start = System.nanoTime();
+        for (int k = 0; k < iterations; k++) {
+            roundTrip(frames[k & 1], echo, k);
+        }
+        long elapsed = System.nanoTime() - start;
+        return new PingPongResult(size, iterations, elapsed / 1e6);
+    }
+
+    private void roundTrip(byte[] frame, byte[] echo, int iteration) throws IOException {
+        out.write(frame);
+        out.flush();
+        try {
+            in.readFully(echo);
+        } catch (EOFException e) {
+            throw new EOFException("ping-pong server closed the connection before echoing a "
+                    + (frame.length - HEADER_BYTES) + "-byte message");
+        }
+        int differsAt = Arrays.mismatch(frame, echo);
+        if (differsAt >= 0) {
+            throw new IOException("the echo of a " + (frame.length - HEADER_BYTES)
+                    + "-byte message differs from what was sent at frame byte " + differsAt
+                    + " (round trip " + iteration + ")");
+        }
+    }
+
+    /*
+     * Two frames whose payloads differ in every byte, sent alternately: reusing one echo buffer
+     * is then safe, because a stale or missing echo can never pass as the expected one.
+     */
+    private static byte[][] alternatingFrames(int size) {
+        byte[] first = new byte[HEADER_BYTES + size];
+        PingPongProtocol.writeHeader(first, size);
+        byte[] payload = new byte[size];
+        new Random(size).nextBytes(payload);
+        System.arraycopy(payload, 0, first, HEADER_BYTES, size);
+        byte[] second = first.clone();
+        for (int i = HEADER_BYTES; i < second.length; i++) {
+            second[i] = (byte) ~second[i];
+        }
+        return new byte[][] {first, second};
+    }
+}
