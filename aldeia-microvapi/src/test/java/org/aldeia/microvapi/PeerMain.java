@@ -1,0 +1,120 @@
+package org.aldeia.microvapi;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import org.aldeia.core.AldeiaServerSocket;
+import org.aldeia.core.AldeiaSocket;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The other JVM of the two-JVM tests: an {@link AldeiaServerSocket} on a free port that serves
+ * every connection in its own thread. It prints {@code PORT <n>} once listening, or
+ * {@code FAILED <exception>: <message>} (on one line) if the server socket cannot be created.
+ * Each connection starts with a request header the client writes with {@link #request}: the
+ * command, a seed and a byte count. The child runs until it is killed.
+ */
+public final class PeerMain {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PeerMain.class);
+
+    /** What the child does on a connection; every command ends by closing the socket. */
+    enum Command {
+        /** Receives stream {@code seed} (checking the trailer), then answers the SHA-256 it computed. */
+        SINK,
+        /** Sends stream {@code seed} and its trailer, then closes without flushing (close must flush). */
+        SOURCE,
+        /** As SOURCE with a flush before the close. */
+        SOURCE_FLUSHED,
+        /** Sends stream {@code seed + 1} while receiving the client's stream (both directions at once). */
+        EXCHANGE,
+        /** Reads one object with an ObjectInputStream and writes it back with an ObjectOutputStream. */
+        ECHO_OBJECT
+    }
+
+    private PeerMain() {
+    }
+
+    public static void main(String[] args) throws IOException {
+        AldeiaServerSocket server;
+        try {
+            server = new AldeiaServerSocket(0);
+        } catch (IOException | RuntimeException e) {
+            System.out.println("FAILED " + e.getClass().getName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+            System.exit(3);
+            return;
+        }
+        System.out.println("PORT " + server.getLocalPort());
+        System.out.flush();
+        while (true) {
+            AldeiaSocket socket = server.accept();
+            new Thread(() -> serve(socket), "peer-socket-" + socket.id()).start();
+        }
+    }
+
+    private static void serve(AldeiaSocket socket) {
+        try (socket) {
+            DataInputStream header = new DataInputStream(socket.getInputStream());
+            Command command = Command.valueOf(header.readUTF());
+            long seed = header.readLong();
+            long total = header.readLong();
+            LOG.info("socket {}: {} seed {} bytes {}", socket.id(), command, seed, total);
+            run(command, socket, seed, total);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            LOG.error("socket {} failed", socket.id(), e);
+        }
+    }
+
+    private static void run(Command command, Socket socket, long seed, long total)
+            throws IOException, InterruptedException {
+        InputStream in = socket.getInputStream();
+        OutputStream out = socket.getOutputStream();
+        switch (command) {
+            case SINK -> out.write(StreamCheck.receive(in, seed, total));
+            case SOURCE -> StreamCheck.send(out, seed, total);
+            case SOURCE_FLUSHED -> {
+                StreamCheck.send(out, seed, total);
+                out.flush();
+            }
+            case EXCHANGE -> StreamCheck.exchange(socket, seed + 1, total);
+            case ECHO_OBJECT -> {
+                Object received;
+                try {
+                    received = new ObjectInputStream(in).readObject();
+                } catch (ClassNotFoundException e) {
+                    throw new IOException("the client sent a class this JVM lacks", e);
+                }
+                ObjectOutputStream echo = new ObjectOutputStream(out);
+                echo.writeObject(received);
+                echo.flush();
+            }
+        }
+    }
+
+    /** Connects to a child on {@code port} and asks for {@code command}. */
+    static AldeiaSocket request(int port, Command command, long seed, long total) throws IOException {
+        AldeiaSocket socket = new AldeiaSocket(InetAddress.getLoopbackAddress(), port);
+        DataOutputStream header = new DataOutputStream(socket.getOutputStream());
+        header.writeUTF(command.name());
+        header.writeLong(seed);
+        header.writeLong(total);
+        return socket;
+    }
+
+    /** Client side of SINK: sends stream {@code seed} and checks the digest the child computed. */
+    static void sendToSink(AldeiaSocket socket, long seed, long total) throws IOException {
+        byte[] sent = StreamCheck.send(socket.getOutputStream(), seed, total);
+        byte[] seenByChild = socket.getInputStream().readNBytes(StreamCheck.DIGEST_LENGTH);
+        assertEquals(StreamCheck.hex(sent), StreamCheck.hex(seenByChild),
+                "SHA-256 of the bytes the child read vs. the bytes this JVM wrote");
+    }
+}
