@@ -69,6 +69,6 @@ public final class MicroVapiTransportProvider implements TransportProvider {
                 ? "static/" + configuration.deckTransport() + " (node " + configuration.deckId().getAsInt()
                         + " of " + configuration.deckNodes().getAsInt() + ", " + configuration.deckFile() + ")"
                 : "dynamic/" + configuration.deckTransport();
-        return "MicroVAPI over DECK " + start + ", mtu " + configuration.mtu();
+        return "MicroVAPI over DECK " + start; // VapiTransport appends the LID and MTU
     }
 }

@@ -1,11 +1,13 @@
 package org.aldeia.microvapi;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.SocketException;
 import java.util.List;
 import org.aldeia.core.AldeiaSocket;
 import org.aldeia.microvapi.PeerMain.Command;
@@ -65,7 +67,8 @@ class PeerDeathTest {
             out.write(block);
             out.flush(); // delivered: the child is reading
             child.kill();
-            IOException failure = assertThrows(IOException.class, () -> {
+            // java.net code expects a SocketException from a reset peer, as a reader gets one
+            SocketException failure = assertThrows(SocketException.class, () -> {
                 // flush waits for delivery, which a dead peer can never confirm
                 for (long written = 0; written < (1L << 30); written += block.length) {
                     out.write(block);
@@ -74,6 +77,7 @@ class PeerDeathTest {
                 fail("1 GiB written and flushed to a killed peer without an error");
             });
             LOG.info("the writer to a killed peer got: {}", failure.toString());
+            assertTrue(failure.getMessage().startsWith("connection reset"), failure.toString());
         }
     }
 }

@@ -100,9 +100,26 @@ final class SendPath {
 
     private void postList(int slot, int count) throws IOException {
         int ret = vapi.EVAPI_post_sr_list(hca, qp, count, descriptors.share((long) slot * Desc.SIZE));
-        if (ret != VapiConstants.VAPI_OK) {
-            throw fail(VapiException.of(vapi, "EVAPI_post_sr_list", ret));
+        checkPosted("EVAPI_post_sr_list", ret);
+    }
+
+    /**
+     * A refused post breaks the stream. A queue pair out of its connected state means the peer
+     * went away (the library moved it to ERR): the writer gets the same "connection reset" a
+     * reader gets, as java.net code expects, with the library's account as the cause.
+     */
+    private void checkPosted(String function, int ret) throws IOException {
+        if (ret == VapiConstants.VAPI_OK) {
+            return;
         }
+        VapiException cause = VapiException.of(vapi, function, ret);
+        if (ret != VapiConstants.VAPI_EINVAL_QP_STATE) {
+            throw fail(cause);
+        }
+        SocketException reset = new SocketException("connection reset: the queue pair is no longer "
+                + "connected (" + cause.getMessage() + ")");
+        reset.initCause(cause);
+        throw fail(reset);
     }
 
     void flush() throws IOException {
@@ -127,10 +144,7 @@ final class SendPath {
             long id = ring.claim(0);
             int slot = ring.slotOf(id);
             Desc.write(descriptorView, slot, id, VAPI_SEND, VAPI_SIGNALED, regionAddress, 0, lkey);
-            int ret = vapi.VAPI_post_sr(hca, qp, descriptors.share((long) slot * Desc.SIZE));
-            if (ret != VapiConstants.VAPI_OK) {
-                throw fail(VapiException.of(vapi, "VAPI_post_sr", ret));
-            }
+            checkPosted("VAPI_post_sr", vapi.VAPI_post_sr(hca, qp, descriptors.share((long) slot * Desc.SIZE)));
             outputShut = true;
             awaitIdle();
         } finally {
