@@ -14,7 +14,8 @@ import java.util.OptionalInt;
  * rest of one); blank lines are ignored. Keys: {@code socket_type}, {@code mtu},
  * {@code deck_id}, {@code deck_nodes}, {@code deck_file}, {@code deck_transport},
  * {@code infiniband_port}, {@code infiniband_qos}, {@code send_region_size},
- * {@code receive_buffers}. A file Aldeia cannot use raises {@link AldeiaConfigurationException}
+ * {@code receive_buffers}, {@code deck_msg_buf_limit}, {@code deck_medbuf_size},
+ * {@code deck_mseg_size}. A file Aldeia cannot use raises {@link AldeiaConfigurationException}
  * whose message names the file, the line and the key. Instances are immutable.
  */
 public final class AldeiaConfiguration {
@@ -51,10 +52,11 @@ public final class AldeiaConfiguration {
     private final int infinibandQos;
     private final int sendRegionSize;
     private final int receiveBuffers;
+    private final DeckSciThresholds sciThresholds;
 
     AldeiaConfiguration(String source, String socketType, int mtu, Integer deckId, Integer deckNodes,
             Path deckFile, String deckTransport, int infinibandPort, int infinibandQos,
-            int sendRegionSize, int receiveBuffers) {
+            int sendRegionSize, int receiveBuffers, DeckSciThresholds sciThresholds) {
         this.source = source;
         this.socketType = socketType;
         this.mtu = mtu;
@@ -66,6 +68,7 @@ public final class AldeiaConfiguration {
         this.infinibandQos = infinibandQos;
         this.sendRegionSize = sendRegionSize;
         this.receiveBuffers = receiveBuffers;
+        this.sciThresholds = sciThresholds;
     }
 
     /**
@@ -108,7 +111,7 @@ public final class AldeiaConfiguration {
     public static AldeiaConfiguration defaults() {
         return new AldeiaConfiguration(DEFAULTS_SOURCE, null, DEFAULT_MTU, null, null, Path.of(DEFAULT_DECK_FILE),
                 DEFAULT_DECK_TRANSPORT, DEFAULT_INFINIBAND_PORT, DEFAULT_INFINIBAND_QOS,
-                DEFAULT_SEND_REGION_SIZE, DEFAULT_RECEIVE_BUFFERS);
+                DEFAULT_SEND_REGION_SIZE, DEFAULT_RECEIVE_BUFFERS, DeckSciThresholds.DEFAULTS);
     }
 
     /** Whether the settings came from a file rather than {@link #defaults()}. */
@@ -134,7 +137,7 @@ public final class AldeiaConfiguration {
     /** Static DECK: the nodes file, resolved against the configuration file's directory. */
     public Path deckFile() { return deckFile; }
 
-    /** DECK transport: {@code tcp} (later {@code sci}, {@code gm}). */
+    /** DECK transport: {@code tcp}, or {@code sci} (shared segments, every process on one host). */
     public String deckTransport() { return deckTransport; }
 
     /** Whether DECK is started statically (deck_id and deck_nodes given). */
@@ -150,6 +153,9 @@ public final class AldeiaConfiguration {
     /** MTU-sized receive buffers pre-posted per socket. */
     public int receiveBuffers() { return receiveBuffers; }
 
+    /** The sizes of DECK's sci protocols (deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size). */
+    public DeckSciThresholds sciThresholds() { return sciThresholds; }
+
     @Override
     public String toString() {
         return "AldeiaConfiguration[source=" + source
@@ -162,6 +168,9 @@ public final class AldeiaConfiguration {
                 + ", infiniband_port=" + infinibandPort
                 + ", infiniband_qos=" + infinibandQos
                 + ", send_region_size=" + sendRegionSize
-                + ", receive_buffers=" + receiveBuffers + "]";
+                + ", receive_buffers=" + receiveBuffers
+                + ", deck_msg_buf_limit=" + sciThresholds.msgBufLimit()
+                + ", deck_medbuf_size=" + sciThresholds.medbufSize()
+                + ", deck_mseg_size=" + sciThresholds.msegSize() + "]";
     }
 }

@@ -20,15 +20,16 @@ import java.util.regex.Pattern;
 final class ConfigurationFileParser {
 
     static final List<String> KEYS = List.of("socket_type", "mtu", "deck_id", "deck_nodes", "deck_file",
-            "deck_transport", "infiniband_port", "infiniband_qos", "send_region_size", "receive_buffers");
+            "deck_transport", "infiniband_port", "infiniband_qos", "send_region_size", "receive_buffers",
+            "deck_msg_buf_limit", "deck_medbuf_size", "deck_mseg_size");
 
     /** Any provider's type name has this shape; which ones exist is decided at environment start. */
     private static final Pattern SOCKET_TYPE = Pattern.compile("SOCKET_[A-Z0-9_]+");
 
     /** DECK transports this version implements. */
-    private static final List<String> DECK_TRANSPORTS = List.of("tcp");
+    private static final List<String> DECK_TRANSPORTS = List.of("tcp", "sci");
     /** DECK transports of the thesis that a later version implements. */
-    private static final List<String> RESERVED_DECK_TRANSPORTS = List.of("sci", "gm");
+    private static final List<String> RESERVED_DECK_TRANSPORTS = List.of("gm");
 
     private static final long GIB = 1L << 30;
 
@@ -103,7 +104,7 @@ final class ConfigurationFileParser {
         int sendRegion = sendRegionSize(mtu);
         int receiveBuffers = number("receive_buffers", AldeiaConfiguration.DEFAULT_RECEIVE_BUFFERS, 2, 4096);
         return new AldeiaConfiguration(file, socketType, mtu, deckId, deckNodes, deckFile, deckTransport,
-                port, qos, sendRegion, receiveBuffers);
+                port, qos, sendRegion, receiveBuffers, sciThresholds());
     }
 
     private String socketType() throws AldeiaConfigurationException {
@@ -139,6 +140,19 @@ final class ConfigurationFileParser {
             throw error("deck_transport", "'" + value + "' is not implemented in this version (" + allowed + ")");
         }
         throw error("deck_transport", "'" + value + "' is not a DECK transport (" + allowed + ")");
+    }
+
+    /** Protocol 2 must fit its largest message, header included, in the per-sender buffer. */
+    private DeckSciThresholds sciThresholds() throws AldeiaConfigurationException {
+        int limit = number("deck_msg_buf_limit", DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, 63, 1 << 24);
+        int medbuf = number("deck_medbuf_size", DeckSciThresholds.DEFAULT_MEDBUF_SIZE, 128, GIB);
+        int mseg = number("deck_mseg_size", DeckSciThresholds.DEFAULT_MSEG_SIZE, 1 << 16, GIB);
+        if (medbuf < limit + DeckSciThresholds.PROTOCOL2_HEADER) {
+            String key = entries.containsKey("deck_medbuf_size") ? "deck_medbuf_size" : "deck_msg_buf_limit";
+            throw error(key, "deck_medbuf_size " + medbuf + " must be at least deck_msg_buf_limit " + limit
+                    + " + " + DeckSciThresholds.PROTOCOL2_HEADER + " (a protocol-2 header and its largest body)");
+        }
+        return new DeckSciThresholds(limit, medbuf, mseg);
     }
 
     private int sendRegionSize(int mtu) throws AldeiaConfigurationException {

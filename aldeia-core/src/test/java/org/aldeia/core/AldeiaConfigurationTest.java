@@ -167,11 +167,30 @@ class AldeiaConfigurationTest {
     }
 
     @Test
-    void deckTransportAcceptsTcpAndExplainsReservedNames() throws IOException {
+    void deckTransportAcceptsTcpAndSciAndExplainsReservedNames() throws IOException {
         assertEquals("tcp", parse("deck_transport = tcp").deckTransport());
-        assertNames(parseError("deck_transport = sci"), 1, "deck_transport", "not implemented in this version (allowed: tcp)");
-        assertNames(parseError("deck_transport = gm"), 1, "deck_transport", "not implemented in this version");
-        assertNames(parseError("deck_transport = udp"), 1, "deck_transport", "'udp' is not a DECK transport (allowed: tcp)");
+        assertEquals("sci", parse("deck_transport = sci").deckTransport());
+        assertNames(parseError("deck_transport = gm"), 1, "deck_transport",
+                "not implemented in this version (allowed: tcp, sci)");
+        assertNames(parseError("deck_transport = udp"), 1, "deck_transport",
+                "'udp' is not a DECK transport (allowed: tcp, sci)");
+    }
+
+    @Test
+    void sciThresholdsDefaultToDecksAndAreRead() throws IOException {
+        assertEquals(DeckSciThresholds.DEFAULTS, parse("mtu = 1024").sciThresholds());
+        assertEquals(new DeckSciThresholds(4096, 8192, 1 << 20),
+                parse("deck_msg_buf_limit = 4096", "deck_medbuf_size = 8192", "deck_mseg_size = 1048576")
+                        .sciThresholds());
+    }
+
+    @Test
+    void protocolTwoBufferMustHoldTheLargestProtocolTwoMessage() throws IOException {
+        assertNames(parseError("deck_msg_buf_limit = 8192", "deck_medbuf_size = 8200"), 2, "deck_medbuf_size",
+                "deck_medbuf_size 8200 must be at least deck_msg_buf_limit 8192 + 64");
+        assertNames(parseError("# default medbuf 24768", "deck_msg_buf_limit = 30000"), 2, "deck_msg_buf_limit",
+                "deck_medbuf_size 24768 must be at least deck_msg_buf_limit 30000 + 64");
+        assertNames(parseError("deck_mseg_size = 1000"), 1, "deck_mseg_size", "out of range");
     }
 
     @Test

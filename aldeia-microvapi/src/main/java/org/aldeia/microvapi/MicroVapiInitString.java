@@ -1,11 +1,13 @@
 package org.aldeia.microvapi;
 
 import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.DeckSciThresholds;
 
 /**
  * The adapter name MicroVAPI is opened with. Real VAPI took "InfiniHost0"; MicroVAPI reads its
  * settings from that string instead, as the thesis did: the MTU, the DECK id, the number of
- * processes and the nodes file (static), or "deck=dynamic".
+ * processes and the nodes file (static), or "deck=dynamic"; and the DECK transport with, for
+ * sci, its protocol thresholds.
  */
 final class MicroVapiInitString {
 
@@ -21,6 +23,14 @@ final class MicroVapiInitString {
         } else {
             s.append(",deck=dynamic");
         }
-        return s.append(",deck_transport=").append(configuration.deckTransport()).toString();
+        s.append(",deck_transport=").append(configuration.deckTransport());
+        if ("sci".equals(configuration.deckTransport())) {
+            // only the shared-segment protocols use these sizes
+            DeckSciThresholds sci = configuration.sciThresholds();
+            s.append(",deck_msg_buf_limit=").append(sci.msgBufLimit())
+                    .append(",deck_medbuf_size=").append(sci.medbufSize())
+                    .append(",deck_mseg_size=").append(sci.msegSize());
+        }
+        return s.toString();
     }
 }
