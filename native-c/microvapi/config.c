@@ -4,8 +4,14 @@
  *   mtu=1..1048576                 block size (default 1024)
  *   deck=dynamic | deck=static     how DECK is brought up (static is implied by deck_id)
  *   deck_id, deck_nodes, deck_file static DECK as its launcher did (deck_file default "nodes")
- *   deck_transport=NAME            DECK_TRANSPORT for DECK's init (tcp when not given)
- * With no deck mode at all, deck_init() reads what the deckrun launcher put in the environment.
+ *   deck_transport=NAME            DECK_TRANSPORT for DECK's init (tcp when not given; sci)
+ *   deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us
+ *                                  DECK_MSG_BUF_LIMIT, DECK_MEDBUF_SIZE, DECK_MSEG_SIZE and
+ *                                  DECK_SPIN_US for the shared-memory transport (deck_spin_us
+ *                                  -1: poll without ever sleeping, for benchmarks)
+ * The DECK_* variables are set only when MicroVAPI brings DECK up (hca.c): a DECK that is
+ * running already keeps its settings. With no deck mode at all, deck_init() reads what the
+ * deckrun launcher put in the environment.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -17,17 +23,45 @@
 
 #define PREFIX "microvapi"
 
-/* Strict decimal in [lo, hi]; -1 if not. */
-static long parse_number(const char *s, long lo, long hi)
+/* Keys that DECK reads from its environment: key, variable, accepted range. */
+static const struct {
+    const char *key, *env;
+    long lo, hi;
+} env_keys[MV_ENV_KEYS] = {
+    { "deck_msg_buf_limit", "DECK_MSG_BUF_LIMIT", 1, 1L << 30 },
+    { "deck_medbuf_size",   "DECK_MEDBUF_SIZE",   1, 1L << 30 },
+    { "deck_mseg_size",     "DECK_MSEG_SIZE",     1, 1L << 40 },
+    { "deck_spin_us",       "DECK_SPIN_US",      -1, 60L * 1000000 },
+};
+
+/* Strict decimal (optionally negative) in [lo, hi] into *out; -1 if not. */
+static int parse_signed(const char *s, long lo, long hi, long *out)
 {
-    if (!isdigit((unsigned char)s[0]))
+    if (!isdigit((unsigned char)s[s[0] == '-']))
         return -1;
     errno = 0;
     char *end;
     long v = strtol(s, &end, 10);
     if (errno || *end || v < lo || v > hi)
         return -1;
-    return v;
+    *out = v;
+    return 0;
+}
+
+/* Strict decimal in [lo, hi] (lo >= 0); -1 if not. */
+static long parse_number(const char *s, long lo, long hi)
+{
+    long v;
+    return s[0] != '-' && parse_signed(s, lo, hi, &v) == 0 ? v : -1;
+}
+
+/* Index of key in env_keys, or -1. */
+static int env_key(const char *key)
+{
+    for (int i = 0; i < MV_ENV_KEYS; i++)
+        if (!strcmp(key, env_keys[i].key))
+            return i;
+    return -1;
 }
 
 static int valid_transport(const char *s)
@@ -54,7 +88,13 @@ static VAPI_ret_t apply(const char *fn, struct mv_config *cfg, const char *key,
                         const char *value, int *explicit_mode)
 {
     long v;
-    if (!strcmp(key, "mtu")) {
+    int e = env_key(key);
+    if (e >= 0) {
+        if (parse_signed(value, env_keys[e].lo, env_keys[e].hi, &cfg->env_value[e]))
+            return mv_fail(VAPI_EINVAL_PARAM, fn, "key %s: '%s' is not a number in %ld..%ld",
+                           key, value, env_keys[e].lo, env_keys[e].hi);
+        cfg->env_given |= 1u << e;
+    } else if (!strcmp(key, "mtu")) {
         if ((v = parse_number(value, 1, MV_MTU_MAX)) < 0)
             return mv_fail(VAPI_EINVAL_PARAM, fn, "key mtu: '%s' is not a number in 1..%u",
                            value, MV_MTU_MAX);
@@ -90,7 +130,8 @@ static VAPI_ret_t apply(const char *fn, struct mv_config *cfg, const char *key,
                            "name (letters, digits, '_')", value);
     } else {
         return mv_fail(VAPI_EINVAL_PARAM, fn, "unknown key '%s' (known: mtu, deck, deck_id, "
-                       "deck_nodes, deck_file, deck_transport)", key);
+                       "deck_nodes, deck_file, deck_transport, deck_msg_buf_limit, "
+                       "deck_medbuf_size, deck_mseg_size, deck_spin_us)", key);
     }
     return VAPI_OK;
 }
@@ -138,7 +179,8 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
     int explicit_mode = 0;
     unsigned seen = 0;   /* bit per key, to refuse a key given twice */
     static const char *const keys[] = { "mtu", "deck", "deck_id", "deck_nodes", "deck_file",
-                                        "deck_transport" };
+                                        "deck_transport", "deck_msg_buf_limit",
+                                        "deck_medbuf_size", "deck_mseg_size", "deck_spin_us" };
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item && ret == VAPI_OK;
          item = strtok_r(NULL, ",", &save)) {
@@ -160,4 +202,20 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
     }
     free(copy);
     return ret == VAPI_OK ? check_mode(fn, cfg, explicit_mode) : ret;
+}
+
+VAPI_ret_t mv_config_export(const char *fn, const struct mv_config *cfg)
+{
+    if (cfg->deck_transport[0] && setenv("DECK_TRANSPORT", cfg->deck_transport, 1))
+        return mv_fail(VAPI_ENOMEM, fn, "key deck_transport: setenv failed");
+    for (int i = 0; i < MV_ENV_KEYS; i++) {
+        char value[24];
+        if (!(cfg->env_given & (1u << i)))
+            continue;
+        snprintf(value, sizeof value, "%ld", cfg->env_value[i]);
+        if (setenv(env_keys[i].env, value, 1))
+            return mv_fail(VAPI_ENOMEM, fn, "key %s: setenv %s failed", env_keys[i].key,
+                           env_keys[i].env);
+    }
+    return VAPI_OK;
 }

@@ -1,8 +1,15 @@
 /*
  * Completion queues: a ring of work completions under a mutex, and a condition variable that
  * blocking pollers sleep on (never a spin). Every posted request that may produce a completion
- * reserves its slot when it is posted, so a daemon pushing a completion never needs memory
- * and no completion is ever dropped; the ring grows at post time when needed.
+ * reserves its slot when it is posted, so pushing a completion never needs memory and no
+ * completion is ever dropped; the ring grows at post time when needed.
+ *
+ * A poll of a CQ that serves the receive queue of one QP and nothing else (Aldeia's channel
+ * has one such CQ per socket) progresses that queue itself (qp_recv.c): a blocking poll
+ * retrieves from the DECK mailbox with its own remaining time, a non-blocking one takes what
+ * is already there, so the message reaches the reader's thread without a hand-off. A CQ that
+ * serves several queues cannot wait on several mailboxes at once: its pollers only take what
+ * the daemons deliver, as in the thesis.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +28,10 @@ struct mv_cq {
     uint32_t        reserved;   /* completions promised to posted requests */
     unsigned        wakeups;    /* bumped by mv_cq_wake; lets waiters tell it from spurious */
     int             closing;
+    unsigned        progress;   /* bumped by mv_cq_notify */
+    pthread_cond_t  unpinned;   /* a QP's cq_refs fell to 0 */
+    struct mv_qp   *rq_qps;     /* receive queues reporting here (linked by cq_next) */
+    uint32_t        send_users; /* send queues reporting here */
 };
 
 VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
@@ -40,6 +51,7 @@ VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&cq->nonempty, &attr);
     pthread_condattr_destroy(&attr);
+    pthread_cond_init(&cq->unpinned, NULL);
     pthread_mutex_init(&cq->lock, NULL);
     *out = cq;
     return VAPI_OK;
@@ -48,6 +60,7 @@ VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
 void mv_cq_free(struct mv_cq *cq)
 {
     pthread_cond_destroy(&cq->nonempty);
+    pthread_cond_destroy(&cq->unpinned);
     pthread_mutex_destroy(&cq->lock);
     free(cq->ring);
     free(cq);
@@ -122,21 +135,116 @@ uint32_t mv_cq_take(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
     return n;
 }
 
+void mv_cq_bind(struct mv_cq *cq, struct mv_qp *qp, int receive)
+{
+    pthread_mutex_lock(&cq->lock);
+    if (receive) {
+        qp->cq_next = cq->rq_qps;
+        cq->rq_qps = qp;
+    } else {
+        cq->send_users++;
+    }
+    pthread_mutex_unlock(&cq->lock);
+}
+
+void mv_cq_unbind(struct mv_cq *cq, struct mv_qp *qp, int receive)
+{
+    pthread_mutex_lock(&cq->lock);
+    if (receive) {
+        struct mv_qp **p = &cq->rq_qps;
+        while (*p != qp)
+            p = &(*p)->cq_next;
+        *p = qp->cq_next;
+        while (qp->cq_refs > 0)
+            pthread_cond_wait(&cq->unpinned, &cq->lock);
+    } else {
+        cq->send_users--;
+    }
+    pthread_mutex_unlock(&cq->lock);
+}
+
+void mv_cq_notify(struct mv_cq *cq)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->progress++;
+    pthread_cond_broadcast(&cq->nonempty);
+    pthread_mutex_unlock(&cq->lock);
+}
+
+/* The QP whose receive queue is all this CQ serves, pinned (cq_refs) so that it is not
+ * unbound and freed under the poller; NULL when pollers must leave progress to the daemons.
+ * Lock held. */
+static struct mv_qp *progress_pin(struct mv_cq *cq)
+{
+    struct mv_qp *qp = cq->rq_qps;
+    if (!qp || qp->cq_next || cq->send_users)
+        return NULL;
+    qp->cq_refs++;
+    return qp;
+}
+
+static void progress_unpin(struct mv_cq *cq, struct mv_qp *qp)
+{
+    pthread_mutex_lock(&cq->lock);
+    if (--qp->cq_refs == 0)
+        pthread_cond_broadcast(&cq->unpinned);
+    pthread_mutex_unlock(&cq->lock);
+}
+
+/* Non-blocking: takes up to max completions, first retrieving what has arrived for the
+ * progressed receive queue. */
+static uint32_t take_progressing(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
+{
+    pthread_mutex_lock(&cq->lock);
+    uint32_t n = take_locked(cq, max, wcs);
+    struct mv_qp *qp = n < max ? progress_pin(cq) : NULL;
+    pthread_mutex_unlock(&cq->lock);
+    if (!qp)
+        return n;
+    /* Each step moves at most one message (or flushes a failed queue); max bounds the work. */
+    for (uint32_t steps = 0; n < max && steps < max; steps++) {
+        enum mv_rq_step st = mv_rq_step(qp, 0);
+        if (st != MV_RQ_DONE && st != MV_RQ_AGAIN)
+            break;
+        n += mv_cq_take(cq, max - n, wcs + n);
+    }
+    progress_unpin(cq, qp);
+    return n;
+}
+
+static struct timespec ns_to_timespec(uint64_t ns)
+{
+    return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
+                              .tv_nsec = (long)(ns % 1000000000ull) };
+}
+
+/* Milliseconds for a DECK retrieve that ends no earlier than the deadline; at least 1, so a
+ * retrieve never degenerates into a non-blocking look repeated until the deadline. */
+static int ms_until(uint64_t deadline, uint64_t now)
+{
+    uint64_t ms = (deadline - now + 999999) / 1000000;
+    return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
 VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc)
 {
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_usec / 1000000;
-    deadline.tv_nsec += (long)(timeout_usec % 1000000) * 1000;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    VAPI_ret_t ret = VAPI_OK;
+    uint64_t deadline = timeout_usec ? mv_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
+    struct timespec until = ns_to_timespec(deadline);
     pthread_mutex_lock(&cq->lock);
     unsigned wakeups = cq->wakeups;
-    while (cq->count == 0) {
+    struct mv_qp *qp = progress_pin(cq);
+    pthread_mutex_unlock(&cq->lock);
+    if (qp)
+        mv_rq_poller_enter(qp);
+    VAPI_ret_t ret;
+    for (;;) {
+        pthread_mutex_lock(&cq->lock);
+        if (cq->count > 0) {
+            take_locked(cq, 1, wc);
+            ret = VAPI_OK;
+            break;
+        }
         if (cq->closing) {
             ret = mv_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while "
                           "waiting");
@@ -144,20 +252,39 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         }
         /* A queue pair using this CQ was destroyed: its flushed requests are here already,
          * so nothing more may come; give the caller the chance to look at its state. */
-        if (cq->wakeups != wakeups) {
+        uint64_t now = mv_now_ns();
+        if (cq->wakeups != wakeups || (deadline && now >= deadline)) {
             ret = VAPI_ETIMEDOUT;
             break;
         }
-        int rc = timeout_usec == 0 ? pthread_cond_wait(&cq->nonempty, &cq->lock)
-                                   : pthread_cond_timedwait(&cq->nonempty, &cq->lock, &deadline);
-        if (rc == ETIMEDOUT && cq->count == 0) {
-            ret = VAPI_ETIMEDOUT;
-            break;
+        unsigned progress = cq->progress;
+        if (qp) {
+            pthread_mutex_unlock(&cq->lock);
+            enum mv_rq_step st = mv_rq_step(qp, deadline ? ms_until(deadline, now) : -1);
+            if (st == MV_RQ_GONE) {
+                mv_rq_poller_leave(qp);
+                progress_unpin(cq, qp);
+                qp = NULL;
+            }
+            if (st != MV_RQ_IDLE)
+                continue;
+            pthread_mutex_lock(&cq->lock);
         }
+        /* Nothing to retrieve ourselves: wait for a completion or for the turn. */
+        while (cq->count == 0 && !cq->closing && cq->wakeups == wakeups
+               && cq->progress == progress) {
+            int rc = deadline ? pthread_cond_timedwait(&cq->nonempty, &cq->lock, &until)
+                              : pthread_cond_wait(&cq->nonempty, &cq->lock);
+            if (rc == ETIMEDOUT)
+                break;
+        }
+        pthread_mutex_unlock(&cq->lock);
     }
-    if (ret == VAPI_OK)
-        take_locked(cq, 1, wc);
     pthread_mutex_unlock(&cq->lock);
+    if (qp) {
+        mv_rq_poller_leave(qp);
+        progress_unpin(cq, qp);
+    }
     return ret;
 }
 
@@ -226,7 +353,7 @@ static VAPI_ret_t poll_many(const char *fn, VAPI_hca_hndl_t hca, VAPI_cq_hndl_t 
     VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
-    *count = mv_cq_take(obj, max, wcs);
+    *count = take_progressing(obj, max, wcs);
     mv_reg_put(cq);
     return VAPI_OK;
 }

@@ -15,8 +15,9 @@ static int      deck_is_ours; /* guarded by deck_lock */
 
 static VAPI_ret_t deck_start(const char *fn, const struct mv_config *cfg)
 {
-    if (cfg->deck_transport[0] && setenv("DECK_TRANSPORT", cfg->deck_transport, 1))
-        return mv_fail(VAPI_ENOMEM, fn, "key deck_transport: setenv failed");
+    VAPI_ret_t ret = mv_config_export(fn, cfg);
+    if (ret != VAPI_OK)
+        return ret;
     int rc;
     if (cfg->mode == MV_DECK_DYNAMIC) {
         rc = deck_init_dynamic();

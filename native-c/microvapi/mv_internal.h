@@ -9,14 +9,17 @@
  *   cq.c        completion queues
  *   wr_queue.c  growable FIFO of work requests
  *   wire.c      the message on the wire: [int length][length bytes]
- *   qp.c        queue pairs: create, connect (modify), destroy, post
- *   qp_send.c / qp_recv.c  the two daemons of a queue pair
+ *   qp.c        queue pairs: create, connect (modify), destroy
+ *   qp_post.c   posting send and receive requests
+ *   qp_send.c / qp_recv.c  the two directions of a queue pair: progress in the caller's
+ *               thread when nothing is queued ahead, daemons for the backlog
  */
 #ifndef MV_INTERNAL_H
 #define MV_INTERNAL_H
 
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "deck.h"
 #include "vapi.h"
@@ -26,6 +29,14 @@
  * `return mv_fail(VAPI_EINVAL_PARAM, fn, "...", ...);`. */
 VAPI_ret_t mv_fail(VAPI_ret_t ret, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Nanoseconds on the monotonic clock. */
+static inline uint64_t mv_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
 
 /* ---- handles (registry.c) ---------------------------------------------------------------- */
 enum mv_kind { MV_HCA = 1, MV_PD, MV_MR, MV_CQ, MV_QP };
@@ -52,6 +63,9 @@ void mv_reg_remove(uint64_t h);
 
 enum mv_deck_mode { MV_DECK_ENV = 0, MV_DECK_STATIC, MV_DECK_DYNAMIC };
 
+/* Init-string keys handed to DECK as environment variables (config.c, env_keys). */
+#define MV_ENV_KEYS 4
+
 struct mv_config {
     uint32_t mtu;
     enum mv_deck_mode mode;   /* MV_DECK_ENV: neither given, deck_init() reads deckrun's env */
@@ -59,9 +73,13 @@ struct mv_config {
     int deck_nodes;           /* -1 when not given */
     char deck_file[256];
     char deck_transport[32];  /* "" when not given */
+    long env_value[MV_ENV_KEYS];
+    unsigned env_given;       /* bit i: env_value[i] was given */
 };
 
 VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config *cfg);
+/* Sets DECK_TRANSPORT and the other DECK_* variables the string gave, for deck_init. */
+VAPI_ret_t mv_config_export(const char *fn, const struct mv_config *cfg);
 
 /* ---- HCA (hca.c) ------------------------------------------------------------------------- */
 struct mv_hca {
@@ -70,6 +88,7 @@ struct mv_hca {
 
 /* ---- completion queues (cq.c) ------------------------------------------------------------ */
 struct mv_cq;
+struct mv_qp;
 
 VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out);
 void mv_cq_free(struct mv_cq *cq);
@@ -83,6 +102,13 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc);
 /* Wakes every waiter: the CQ is being destroyed (closing) or a QP using it went away. */
 void mv_cq_wake(struct mv_cq *cq, int closing);
+/* A QP's send or receive queue reports to cq. Pollers progress a receive queue themselves
+ * when it is the only queue the CQ serves. Unbinding waits until no poller uses the QP. */
+void mv_cq_bind(struct mv_cq *cq, struct mv_qp *qp, int receive);
+void mv_cq_unbind(struct mv_cq *cq, struct mv_qp *qp, int receive);
+/* The receive progress of a bound QP changed (turn released, request posted, stopping):
+ * pollers waiting for the turn look again. */
+void mv_cq_notify(struct mv_cq *cq);
 
 /* ---- work-request FIFO (wr_queue.c); the caller provides the locking --------------------- */
 struct mv_wrq {
@@ -105,18 +131,28 @@ int mv_wire_encode(deck_msg_t *msg, const void *data, uint32_t len);
 int mv_wire_decode(deck_msg_t *msg, const void **data, uint32_t *len);
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
-/* One direction of a queue pair: its request FIFO, guarded by lock, and its daemon. */
+/* One direction of a queue pair: its request FIFO and "the turn", guarded by lock, and its
+ * daemon. Whoever holds the turn (busy) is the only thread in DECK for this direction, so
+ * requests are served strictly in order whether the daemon or a caller does the work. */
 struct mv_side {
     pthread_mutex_t lock;
-    pthread_cond_t  work;          /* a request was posted or the QP is stopping */
-    struct mv_wrq   q;             /* front = the request the daemon is working on */
+    pthread_cond_t  work;          /* wakes the daemon (and the destroyer waiting for the turn) */
+    struct mv_wrq   q;             /* requests not yet taken by a turn holder */
     uint32_t        max_wr;        /* 0 = unlimited */
     struct mv_cq   *cq;
     VAPI_cq_hndl_t  cq_hndl;
     int             stopping;
     int             running;       /* the daemon thread was started */
     pthread_t       daemon;
-    deck_msg_t      msg;           /* the daemon's reusable message, mtu + header bytes */
+    deck_msg_t      msg;           /* the turn holder's message, mtu + header bytes */
+    int             busy;          /* the turn is held */
+    uint32_t        inflight;      /* send: requests taken by the turn holder, not yet reported */
+    int             daemon_idle;   /* the daemon sleeps without a timeout: signal work to wake it */
+    /* receive side only */
+    int             busy_daemon;   /* the turn holder is the daemon */
+    uint32_t        pollers;       /* blocking pollers that progress this side themselves */
+    int             kick_pending;  /* a wake-up token is in the mailbox */
+    uint64_t        activity_ns;   /* the reader's last poll or post (the daemon's grace) */
 };
 
 struct mv_qp {
@@ -132,12 +168,42 @@ struct mv_qp {
     struct mv_side  sq, rq;
     /* receive side failure, guarded by rq.lock: once set, every request completes with it */
     uint32_t        rq_failed_status;
+    deck_mbox_t     self_mb;       /* cloned from recv_mb: carries wake-up tokens */
+    int             self_mb_open;
+    deck_msg_t      token;         /* zero-length: a wake-up (real messages carry a header) */
+    int             cq_bound;
+    struct mv_qp   *cq_next;       /* the receive CQ's list of QPs; guarded by that CQ's lock */
+    uint32_t        cq_refs;       /* pollers using the QP through that CQ; same lock */
 };
 
 void *mv_send_daemon(void *qp);
 void *mv_recv_daemon(void *qp);
+/* Posts list[0..n) to DECK in the caller's thread; the caller took the send turn (sq.busy)
+ * and counted the requests in sq.inflight. Reports them and hands the turn back. */
+void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
+
+/* Receive progress by pollers (qp_recv.c). A step takes the turn if it is free and a request
+ * is posted, retrieves with timeout_ms (-1: no limit, 0: only look) and completes it. */
+enum mv_rq_step {
+    MV_RQ_DONE,      /* a completion was pushed */
+    MV_RQ_AGAIN,     /* a wake-up token was taken: step again */
+    MV_RQ_IDLE,      /* nothing posted, or someone else holds the turn */
+    MV_RQ_TIMEOUT,   /* nothing arrived in time */
+    MV_RQ_GONE       /* the QP is being destroyed */
+};
+enum mv_rq_step mv_rq_step(struct mv_qp *qp, int timeout_ms);
+/* A blocking poller arrives / leaves: while one is there the daemon keeps out. */
+void mv_rq_poller_enter(struct mv_qp *qp);
+void mv_rq_poller_leave(struct mv_qp *qp);
+/* Receive requests were queued (rq.lock held): the reader is active. */
+void mv_rq_posted_locked(struct mv_qp *qp);
+/* Destroying: no new turn; ends the retrieve in progress and waits until the turn is free. */
+void mv_rq_stop(struct mv_qp *qp);
+/* Wakes the side's daemon if it sleeps without a timeout (lock held). */
+void mv_side_wake_locked(struct mv_side *side);
 /* Completes every request still queued on side with status (flush or failure); lock held. */
 void mv_side_fail_all(struct mv_side *side, uint32_t opcode, uint32_t status);
+const char *mv_qp_state_name(uint32_t state);
 /* Moves the QP to VAPI_ERR with the reason (the first reason wins); sq.lock held. */
 void mv_qp_set_error_locked(struct mv_qp *qp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -1,8 +1,8 @@
 /*
  * Queue pairs (thesis 4.4.4, Figs. 4.16-4.17): a QP is two DECK mailboxes, one created here to
  * receive ("mb-<qp_num>-<deck id>", unique in the run) and one cloned from the peer's to send,
- * plus a send and a receive request queue, each served in order by a daemon thread
- * (qp_send.c, qp_recv.c), because DECK has no asynchronous primitive.
+ * plus a send and a receive request queue, each served in order (qp_send.c, qp_recv.c); DECK
+ * has no asynchronous primitive, so a daemon thread per direction carries the backlog.
  *
  * Where this departs from the thesis:
  *  - several receive requests may be posted at once (the thesis posted one), so a sender never
@@ -13,7 +13,10 @@
  *  - every signalled request gets its own completion (the thesis returned only the latest one
  *    and dropped the earlier ones), and failures are reported even for unsignalled sends;
  *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR, destroying
- *    the QP completes outstanding ones with VAPI_WR_FLUSH_ERR.
+ *    the QP completes outstanding ones with VAPI_WR_FLUSH_ERR;
+ *  - no thread hand-off on the small-message path: a send that finds its queue empty is posted
+ *    to DECK by the caller, and a reader polling the receive CQ retrieves from DECK itself;
+ *    the daemons only serve what is queued behind (see qp_send.c, qp_recv.c).
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -26,7 +29,7 @@
 /* Process-wide serial from 0: equals the Aldeia socket id when each socket makes one QP. */
 static atomic_uint next_qp_num;
 
-static const char *state_name(uint32_t state)
+const char *mv_qp_state_name(uint32_t state)
 {
     static const char *const names[] = { "RESET", "INIT", "RTR", "RTS", "ERR" };
     return state <= VAPI_ERR ? names[state] : "unknown";
@@ -62,7 +65,11 @@ static int side_init(struct mv_side *side, struct mv_cq *cq, VAPI_cq_hndl_t cq_h
     side->cq_hndl = cq_hndl;
     side->max_wr = max_wr;
     pthread_mutex_init(&side->lock, NULL);
-    pthread_cond_init(&side->work, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);   /* the receive daemon's grace */
+    pthread_cond_init(&side->work, &attr);
+    pthread_condattr_destroy(&attr);
     return deck_msg_create(&side->msg, (unsigned long)mtu + MV_WIRE_HEADER);
 }
 
@@ -94,33 +101,23 @@ static void side_free(struct mv_side *side, uint32_t opcode)
     pthread_mutex_destroy(&side->lock);
 }
 
-/* Wakes a receive daemon that may be inside deck_mbox_retrv. Destroying the mailbox would
- * wake a retrieve already waiting (DECK_ECLOSED), but not one the daemon is just about to
- * start, which would then use a freed mailbox; a zero-length message posted to our own
- * mailbox reaches it either way (real messages always carry the length header). */
-static void wake_receiver(struct mv_qp *qp)
-{
-    deck_mbox_t self;
-    deck_msg_t token;
-    if (deck_msg_create(&token, 0) != DECK_OK)
-        return;
-    if (deck_mbox_clone(&self, qp->recv_mb.name) == DECK_OK) {
-        deck_mbox_post(&self, &token);
-        deck_mbox_destroy(&self);
-    }
-    deck_msg_destroy(&token);
-}
-
-/* Stops both daemons: the send daemon finishes the post it is in, the receive daemon the
- * retrieve it is in (woken by wake_receiver if nothing else arrives). */
+/* Stops both directions: the send daemon finishes the post it is in; whoever retrieves (the
+ * receive daemon or a poller) is woken by a token (mv_rq_stop); pollers let go of the QP
+ * before the mailboxes go. */
 static void qp_stop(struct mv_qp *qp)
 {
     side_stop(&qp->sq);
-    side_stop(&qp->rq);
-    if (qp->rq.running)
-        wake_receiver(qp);
+    mv_rq_stop(qp);
     side_join(&qp->sq);
     side_join(&qp->rq);
+    if (qp->cq_bound) {
+        mv_cq_unbind(qp->rq.cq, qp, 1);
+        mv_cq_unbind(qp->sq.cq, qp, 0);
+        qp->cq_bound = 0;
+    }
+    if (qp->self_mb_open)
+        deck_mbox_destroy(&qp->self_mb);
+    qp->self_mb_open = 0;
     if (qp->recv_mb_open)
         deck_mbox_destroy(&qp->recv_mb);
     qp->recv_mb_open = 0;
@@ -132,6 +129,7 @@ static void qp_free(struct mv_qp *qp)
     side_free(&qp->rq, VAPI_RECEIVE);
     if (qp->send_mb_open)
         deck_mbox_destroy(&qp->send_mb);
+    deck_msg_destroy(&qp->token);
     pthread_mutex_destroy(&qp->modify_lock);
     free(qp);
 }
@@ -145,6 +143,10 @@ static VAPI_ret_t qp_start(const char *fn, struct mv_qp *qp)
         return mv_fail(VAPI_EGEN, fn, "creating the receive mailbox %s failed: %s: %s", name,
                        deck_strerror(rc), deck_last_error());
     qp->recv_mb_open = 1;
+    if ((rc = deck_mbox_clone(&qp->self_mb, name)) != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "cloning our own mailbox %s failed: %s: %s", name,
+                       deck_strerror(rc), deck_last_error());
+    qp->self_mb_open = 1;
     if (pthread_create(&qp->sq.daemon, NULL, mv_send_daemon, qp))
         return mv_fail(VAPI_EGEN, fn, "cannot start the send daemon thread");
     qp->sq.running = 1;
@@ -198,12 +200,18 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     pthread_mutex_init(&obj->modify_lock, NULL);
     int sq_rc = side_init(&obj->sq, sq_cq, attr->sq_cq_hndl, attr->max_send_wr, obj->mtu);
     int rq_rc = side_init(&obj->rq, rq_cq, attr->rq_cq_hndl, attr->max_recv_wr, obj->mtu);
-    if (sq_rc != DECK_OK || rq_rc != DECK_OK)
+    int tok_rc = deck_msg_create(&obj->token, 0);
+    if (sq_rc != DECK_OK || rq_rc != DECK_OK || tok_rc != DECK_OK)
         ret = mv_fail(VAPI_ENOMEM, fn, "no memory for %u-byte DECK messages",
                       obj->mtu + MV_WIRE_HEADER);
     if (ret == VAPI_OK) {
         obj->qp_num = atomic_fetch_add(&next_qp_num, 1);
         ret = qp_start(fn, obj);
+    }
+    if (ret == VAPI_OK) {
+        mv_cq_bind(sq_cq, obj, 0);
+        mv_cq_bind(rq_cq, obj, 1);
+        obj->cq_bound = 1;
     }
     if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0)
         ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
@@ -294,8 +302,8 @@ static VAPI_ret_t qp_modify(const char *fn, struct mv_qp *qp, const VAPI_qp_attr
     uint32_t want = attr->qp_state;
     int unconnected = cur == VAPI_RESET || cur == VAPI_INIT;
     if (!(unconnected || (cur == VAPI_RTR && want == VAPI_RTS)))
-        return mv_fail(VAPI_EINVAL_QP_STATE, fn, "cannot go from %s to %s%s%s", state_name(cur),
-                       state_name(want), cur == VAPI_ERR ? ": " : "",
+        return mv_fail(VAPI_EINVAL_QP_STATE, fn, "cannot go from %s to %s%s%s", mv_qp_state_name(cur),
+                       mv_qp_state_name(want), cur == VAPI_ERR ? ": " : "",
                        cur == VAPI_ERR ? why : "");
     if (want == VAPI_INIT)
         return VAPI_OK;
@@ -335,91 +343,4 @@ VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_
     }
     mv_reg_put(qp);
     return ret;
-}
-
-/* ---- posting ----------------------------------------------------------------------------- */
-
-static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32_t i,
-                                uint32_t opcode, uint32_t max_len)
-{
-    if (wr->opcode != opcode)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %s", i,
-                       wr->opcode, opcode == VAPI_SEND ? "VAPI_SEND (1)" : "VAPI_RECEIVE (2)");
-    if (wr->comp_type != VAPI_SIGNALED && wr->comp_type != VAPI_UNSIGNALED)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: comp_type %u is neither signalled "
-                       "nor unsignalled", i, wr->comp_type);
-    if (wr->len > max_len)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: len %u exceeds the path mtu %u", i,
-                       wr->len, max_len);
-    if (wr->len > 0 && wr->addr == 0)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: addr is 0", i);
-    return VAPI_OK;
-}
-
-/* Appends n requests to one side, all or none; side->lock held. */
-static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
-                            const VAPI_sr_desc_t *list)
-{
-    if (side->stopping)
-        return mv_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
-    if (side->max_wr && (uint64_t)side->q.count + n > side->max_wr)
-        return mv_fail(VAPI_EAGAIN, fn, "%u requests outstanding, %u more exceed max_wr %u",
-                       side->q.count, n, side->max_wr);
-    /* Every request may end in a completion (errors are reported even when unsignalled). */
-    VAPI_ret_t ret = mv_cq_reserve(fn, side->cq, n);
-    if (ret != VAPI_OK)
-        return ret;
-    if (mv_wrq_push(&side->q, list, n)) {
-        mv_cq_unreserve(side->cq, n);
-        return mv_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n);
-    }
-    pthread_cond_signal(&side->work);
-    return VAPI_OK;
-}
-
-static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t n,
-                            const VAPI_sr_desc_t *list, int send)
-{
-    if (!list)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "the request list is NULL");
-    struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
-    if (ret != VAPI_OK)
-        return ret;
-    struct mv_side *side = send ? &obj->sq : &obj->rq;
-    pthread_mutex_lock(&side->lock);
-    if (send && obj->state != VAPI_RTS)
-        ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
-                      state_name(obj->state), obj->state == VAPI_ERR ? ": " : ", not connected",
-                      obj->state == VAPI_ERR ? obj->err_text : " (VAPI_modify_qp to RTS)");
-    for (uint32_t i = 0; i < n && ret == VAPI_OK; i++)
-        ret = send ? check_request(fn, &list[i], i, VAPI_SEND, obj->path_mtu)
-                   : check_request(fn, &list[i], i, VAPI_RECEIVE, UINT32_MAX);
-    if (ret == VAPI_OK)
-        ret = side_post(fn, side, n, list);
-    pthread_mutex_unlock(&side->lock);
-    mv_reg_put(qp);
-    return ret;
-}
-
-VAPI_ret_t VAPI_post_sr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_sr_desc_t *sr)
-{
-    return post_list("VAPI_post_sr", hca, qp, 1, sr, 1);
-}
-
-VAPI_ret_t EVAPI_post_sr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
-                              const VAPI_sr_desc_t *list)
-{
-    return post_list("EVAPI_post_sr_list", hca, qp, num, list, 1);
-}
-
-VAPI_ret_t VAPI_post_rr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_rr_desc_t *rr)
-{
-    return post_list("VAPI_post_rr", hca, qp, 1, rr, 0);
-}
-
-VAPI_ret_t EVAPI_post_rr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
-                              const VAPI_rr_desc_t *list)
-{
-    return post_list("EVAPI_post_rr_list", hca, qp, num, list, 0);
 }

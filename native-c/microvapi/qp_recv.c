@@ -1,15 +1,26 @@
 /*
- * The receive daemon of a queue pair: for each posted receive request, in order, retrieves
+ * The receive direction of a queue pair: for each posted receive request, in order, retrieve
  * the next message from the QP's own mailbox (DECK keeps messages that arrive while none is
- * posted), unwraps [length][data] into the request's buffer and reports the completion.
- * If the peer is gone (DECK_EPEER) or the mailbox fails, this request and every later one
- * complete with the failure. Destroying the QP posts a zero-length message to the mailbox
- * (qp.c, wake_receiver) to end a retrieve in progress; that request stays queued and is
- * flushed.
+ * posted), unwrap [length][data] into the request's buffer and report the completion.
+ *
+ * The thesis had a daemon do every retrieve, so each message crossed one more thread on its
+ * way to the reader. Here whoever holds the side's turn retrieves: a reader blocked in a poll
+ * of the receive CQ takes it (cq.c), so the message goes from DECK straight to the reader's
+ * thread; the daemon only serves the backlog, when nobody has polled or posted for
+ * MV_RECV_GRACE_NS (an application that does not read still drains the mailbox, which a
+ * shared-memory transport's ring needs). The two never retrieve at once, so order holds.
+ * A poller that arrives while the daemon sits in a retrieve posts a zero-length token to the
+ * mailbox (real messages always carry the length header) to end that retrieve; so does the
+ * destroyer. If the peer is gone (DECK_EPEER) or the mailbox fails, this request and every
+ * later one complete with the failure.
  */
 #include <string.h>
 
 #include "mv_internal.h"
+
+/* How long the reader may be away (between two polls) before the daemon takes over. Longer
+ * than an application's turn-around between reads, short enough to keep messages flowing. */
+#define MV_RECV_GRACE_NS (2 * 1000000ull)
 
 /* Fills wc from a retrieve's result; returns the status that fails the side for good, or 0. */
 static uint32_t complete_one(struct mv_qp *qp, const VAPI_rr_desc_t *wr, int rc,
@@ -39,44 +50,148 @@ static uint32_t complete_one(struct mv_qp *qp, const VAPI_rr_desc_t *wr, int rc,
     return 0;
 }
 
+void mv_side_wake_locked(struct mv_side *side)
+{
+    if (side->daemon_idle || side->stopping)
+        pthread_cond_broadcast(&side->work);
+}
+
+/* Ends the retrieve the turn holder is in with a token; at most one token is outstanding.
+ * rq.lock held. If the token cannot be posted the holder still returns with the next
+ * message, so only latency is lost. */
+static void kick_locked(struct mv_qp *qp)
+{
+    if (qp->rq.kick_pending || !qp->self_mb_open)
+        return;
+    deck_msg_clear(&qp->token);
+    if (deck_mbox_post(&qp->self_mb, &qp->token) == DECK_OK)
+        qp->rq.kick_pending = 1;
+}
+
+/* One step by whoever gets the turn (the daemon or a poller); rq.lock held on entry and on
+ * return, released during the retrieve. */
+static enum mv_rq_step step_locked(struct mv_qp *qp, int timeout_ms, int daemon)
+{
+    struct mv_side *side = &qp->rq;
+    if (side->stopping)
+        return MV_RQ_GONE;
+    if (side->busy || side->q.count == 0)
+        return MV_RQ_IDLE;
+    if (qp->rq_failed_status) {
+        mv_side_fail_all(side, VAPI_RECEIVE, qp->rq_failed_status);
+        return MV_RQ_DONE;
+    }
+    VAPI_rr_desc_t wr = *mv_wrq_front(&side->q);
+    side->busy = 1;
+    side->busy_daemon = daemon;
+    pthread_mutex_unlock(&side->lock);
+
+    deck_msg_clear(&side->msg);
+    int rc = deck_mbox_retrv_timed(&qp->recv_mb, &side->msg, timeout_ms);
+    int token = rc == DECK_OK && side->msg.len == 0;
+    VAPI_wc_desc_t wc;
+    uint32_t failed = 0;
+    if (rc != DECK_ETIMEDOUT && !token && (failed = complete_one(qp, &wr, rc, &wc)) != 0) {
+        pthread_mutex_lock(&qp->sq.lock);
+        mv_qp_set_error_locked(qp, "receiving from mailbox %s failed: %s: %s",
+                               qp->recv_mb.name, deck_strerror(rc), deck_last_error());
+        pthread_mutex_unlock(&qp->sq.lock);
+    }
+
+    pthread_mutex_lock(&side->lock);
+    side->busy = 0;
+    mv_side_wake_locked(side);
+    if (rc == DECK_ETIMEDOUT || token) {
+        side->kick_pending &= !token;
+        mv_cq_notify(side->cq);   /* a poller may be waiting for the turn */
+        return token ? MV_RQ_AGAIN : MV_RQ_TIMEOUT;
+    }
+    mv_wrq_pop(&side->q);
+    mv_cq_push(side->cq, &wc);
+    if (failed)
+        qp->rq_failed_status = failed;
+    return MV_RQ_DONE;
+}
+
+enum mv_rq_step mv_rq_step(struct mv_qp *qp, int timeout_ms)
+{
+    pthread_mutex_lock(&qp->rq.lock);
+    enum mv_rq_step st = step_locked(qp, timeout_ms, 0);
+    pthread_mutex_unlock(&qp->rq.lock);
+    return st;
+}
+
+void mv_rq_poller_enter(struct mv_qp *qp)
+{
+    struct mv_side *side = &qp->rq;
+    pthread_mutex_lock(&side->lock);
+    side->pollers++;
+    side->activity_ns = mv_now_ns();
+    if (side->busy && side->busy_daemon)
+        kick_locked(qp);
+    pthread_mutex_unlock(&side->lock);
+}
+
+void mv_rq_poller_leave(struct mv_qp *qp)
+{
+    struct mv_side *side = &qp->rq;
+    pthread_mutex_lock(&side->lock);
+    side->pollers--;
+    side->activity_ns = mv_now_ns();
+    mv_side_wake_locked(side);   /* its grace starts now */
+    pthread_mutex_unlock(&side->lock);
+}
+
+void mv_rq_posted_locked(struct mv_qp *qp)
+{
+    qp->rq.activity_ns = mv_now_ns();
+    mv_side_wake_locked(&qp->rq);
+    mv_cq_notify(qp->rq.cq);   /* a poller waiting with nothing posted can retrieve now */
+}
+
+void mv_rq_stop(struct mv_qp *qp)
+{
+    struct mv_side *side = &qp->rq;
+    pthread_mutex_lock(&side->lock);
+    side->stopping = 1;
+    pthread_cond_broadcast(&side->work);
+    if (side->busy)
+        kick_locked(qp);
+    while (side->busy)
+        pthread_cond_wait(&side->work, &side->lock);
+    pthread_mutex_unlock(&side->lock);
+    mv_cq_notify(side->cq);   /* pollers see MV_RQ_GONE and let go of the QP */
+}
+
+/* How the daemon sleeps when it may not retrieve: while the reader was seen lately, until
+ * its grace ends; else until someone signals (a post, a poller leaving, the turn coming
+ * free). The timed sleep keeps the reader's hot path (poll, post, poll) free of signals. */
+static void daemon_sleep(struct mv_side *side, uint64_t now)
+{
+    uint64_t until = side->activity_ns + MV_RECV_GRACE_NS;
+    if (now < until) {
+        struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
+                               .tv_nsec = (long)(until % 1000000000ull) };
+        pthread_cond_timedwait(&side->work, &side->lock, &ts);
+        return;
+    }
+    side->daemon_idle = 1;
+    pthread_cond_wait(&side->work, &side->lock);
+    side->daemon_idle = 0;
+}
+
 void *mv_recv_daemon(void *arg)
 {
     struct mv_qp *qp = arg;
     struct mv_side *side = &qp->rq;
     pthread_mutex_lock(&side->lock);
-    for (;;) {
-        while (!side->stopping && side->q.count == 0)
-            pthread_cond_wait(&side->work, &side->lock);
-        if (side->stopping)
-            break;
-        if (qp->rq_failed_status) {
-            mv_side_fail_all(side, VAPI_RECEIVE, qp->rq_failed_status);
-            continue;
-        }
-        VAPI_rr_desc_t wr = *mv_wrq_front(&side->q);
-        pthread_mutex_unlock(&side->lock);
-
-        deck_msg_clear(&side->msg);
-        int rc = deck_mbox_retrv(&qp->recv_mb, &side->msg);
-        if (rc == DECK_OK && side->msg.len == 0) {
-            /* The wake-up from wake_receiver: the loop's top sees stopping. */
-            pthread_mutex_lock(&side->lock);
-            continue;
-        }
-        VAPI_wc_desc_t wc;
-        uint32_t failed = complete_one(qp, &wr, rc, &wc);
-        if (failed) {
-            pthread_mutex_lock(&qp->sq.lock);
-            mv_qp_set_error_locked(qp, "receiving from mailbox %s failed: %s: %s",
-                                   qp->recv_mb.name, deck_strerror(rc), deck_last_error());
-            pthread_mutex_unlock(&qp->sq.lock);
-        }
-
-        pthread_mutex_lock(&side->lock);
-        mv_wrq_pop(&side->q);
-        mv_cq_push(side->cq, &wc);
-        if (failed)
-            qp->rq_failed_status = failed;
+    while (!side->stopping) {
+        uint64_t now = mv_now_ns();
+        if (side->q.count > 0 && !side->busy && side->pollers == 0
+            && (qp->rq_failed_status || now >= side->activity_ns + MV_RECV_GRACE_NS))
+            step_locked(qp, -1, 1);
+        else
+            daemon_sleep(side, now);
     }
     pthread_mutex_unlock(&side->lock);
     return NULL;

@@ -46,6 +46,14 @@ static void bad_init_strings(void)
         { "microvapi:deck_id=2,deck_nodes=2", "deck_id" },
         { "microvapi:deck_id=-1,deck_nodes=2", "deck_id" },
         { "microvapi:deck_transport=t c", "deck_transport" },
+        { "microvapi:deck_msg_buf_limit=abc", "deck_msg_buf_limit" },
+        { "microvapi:deck_msg_buf_limit=0", "deck_msg_buf_limit" },
+        { "microvapi:deck_medbuf_size=-5", "deck_medbuf_size" },
+        { "microvapi:deck_mseg_size=12x", "deck_mseg_size" },
+        { "microvapi:deck_mseg_size=", "deck_mseg_size" },
+        { "microvapi:deck_spin_us=-2", "deck_spin_us" },
+        { "microvapi:deck_spin_us=--1", "deck_spin_us" },
+        { "microvapi:deck_spin_us=1,deck_spin_us=2", "deck_spin_us" },
         { "microvapi:mtu", "key=value" },
         { "InfiniHost0", "microvapi:" },
         { "microvapi:mtu=512,deck_id=0,deck_nodes=1,deck_file=/nonexistent/nodes", "deck_file" },
@@ -93,12 +101,48 @@ static void hca_reference_counting(void)
     CHECK(!deck_is_initialized());
 }
 
-/* A DECK someone else started is reused and left running. */
+static void expect_env(const char *name, const char *want)
+{
+    const char *got = getenv(name);
+    if (want ? !got || strcmp(got, want) : got != NULL) {
+        fprintf(stderr, "%s is '%s', expected '%s'\n", name, got ? got : "(unset)",
+                want ? want : "(unset)");
+        exit(1);
+    }
+}
+
+static void unset_deck_tuning(void)
+{
+    static const char *const vars[] = { "DECK_MSG_BUF_LIMIT", "DECK_MEDBUF_SIZE",
+                                        "DECK_MSEG_SIZE", "DECK_SPIN_US" };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+}
+
+/* The shared-memory transport's settings reach DECK's environment when MicroVAPI starts it
+ * (tcp, used here, ignores them); -1 is a valid spin time (pure polling). */
+static void deck_tuning_keys(void)
+{
+    unset_deck_tuning();
+    VAPI_hca_hndl_t hca;
+    VOK(EVAPI_get_hca_hndl("microvapi:deck=dynamic,deck_msg_buf_limit=4096,"
+                           "deck_medbuf_size=8256,deck_mseg_size=1048576,deck_spin_us=-1", &hca));
+    expect_env("DECK_MSG_BUF_LIMIT", "4096");
+    expect_env("DECK_MEDBUF_SIZE", "8256");
+    expect_env("DECK_MSEG_SIZE", "1048576");
+    expect_env("DECK_SPIN_US", "-1");
+    VOK(EVAPI_release_hca_hndl(hca));
+    CHECK(!deck_is_initialized());
+    unset_deck_tuning();
+}
+
+/* A DECK someone else started is reused and left running, with its own settings. */
 static void shared_deck_is_left_running(void)
 {
     CHECK_OK(deck_init_dynamic());
     VAPI_hca_hndl_t hca;
-    VOK(EVAPI_get_hca_hndl("microvapi", &hca));
+    VOK(EVAPI_get_hca_hndl("microvapi:deck_spin_us=50", &hca));
+    expect_env("DECK_SPIN_US", NULL);
     VOK(EVAPI_release_hca_hndl(hca));
     CHECK(deck_is_initialized());
     CHECK_OK(deck_done());
@@ -285,6 +329,7 @@ int main(void)
 {
     bad_init_strings();
     hca_reference_counting();
+    deck_tuning_keys();
     shared_deck_is_left_running();
     static_deck_from_init_string();
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util_deck.h"
@@ -33,16 +34,22 @@ struct conn {
     VAPI_qp_prop_t  prop;
 };
 
-static void open_conn(struct conn *c, uint32_t max_send_wr, uint32_t max_recv_wr)
+static void open_conn_on(struct conn *c, const char *hca_id, uint32_t max_send_wr,
+                         uint32_t max_recv_wr)
 {
     uint32_t n;
-    VOK(EVAPI_get_hca_hndl(HCA_ID, &c->hca));
+    VOK(EVAPI_get_hca_hndl(hca_id, &c->hca));
     VOK(VAPI_alloc_pd(c->hca, &c->pd));
     VOK(VAPI_create_cq(c->hca, 16, &c->scq, &n));
     VOK(VAPI_create_cq(c->hca, 16, &c->rcq, &n));
     VAPI_qp_init_attr_t init = { .sq_cq_hndl = c->scq, .rq_cq_hndl = c->rcq,
                                  .max_send_wr = max_send_wr, .max_recv_wr = max_recv_wr };
     VOK(VAPI_create_qp(c->hca, &init, &c->qp, &c->prop));
+}
+
+static void open_conn(struct conn *c, uint32_t max_send_wr, uint32_t max_recv_wr)
+{
+    open_conn_on(c, HCA_ID, max_send_wr, max_recv_wr);
 }
 
 /* Connects to the peer's QP: RTR then RTS, or straight to RTS. */
@@ -111,10 +118,24 @@ static uint8_t msg_byte(int seed, int k, uint32_t j)
     return (uint8_t)(seed * 31 + k * 131 + (int)j * 7);
 }
 
+/* How a writer cuts the stream into lists, and how a reader waits for each message. */
+enum write_style { LISTS_1_TO_7, BURSTS };
+enum read_style { BLOCKING, RACING_THE_DAEMON };
+
 struct stream {
     struct conn *c;
     int seed;
+    enum write_style style;
 };
+
+/* BURSTS: a list of 40 (more than the sender posts inline, so a backlog goes to the daemon)
+ * then three single sends that arrive while that backlog may still be queued. */
+static int list_length(enum write_style style, int k)
+{
+    if (style == LISTS_1_TO_7)
+        return 1 + k % 7;
+    return k % 43 == 0 ? 40 : 1;
+}
 
 /* Posts the stream in lists of 1..7 sends, only the last signalled, from its own thread (as
  * the Java writer does) with max_send_wr small enough to meet VAPI_EAGAIN; checks that every
@@ -132,10 +153,10 @@ static void *write_stream(void *arg)
     int expect[STREAM_MSGS], posted_lists = 0, completed = 0;
     VAPI_wc_desc_t wc;
     for (int k = 0; k < STREAM_MSGS;) {
-        int n = 1 + k % 7;
+        int n = list_length(s->style, k);
         if (k + n > STREAM_MSGS)
             n = STREAM_MSGS - k;
-        VAPI_sr_desc_t list[7];
+        VAPI_sr_desc_t list[40];
         for (int i = 0; i < n; i++) {
             int m = k + i;
             uint8_t *p = region + (size_t)m * MTU;
@@ -174,8 +195,27 @@ static void *write_stream(void *arg)
     return NULL;
 }
 
+/* RACING_THE_DAEMON: now and then the reader stays away longer than the receive daemon's
+ * grace (the daemon takes the turn and must give it back), or polls without blocking. */
+static void wait_message(struct conn *c, int k, enum read_style style, VAPI_wc_desc_t *wc)
+{
+    if (style == RACING_THE_DAEMON && k % 100 < 10)
+        util_sleep_ms(5);
+    if (style == RACING_THE_DAEMON && k % 100 >= 10 && k % 100 < 30) {
+        long t0 = util_now_ms();
+        VAPI_ret_t r;
+        while ((r = VAPI_poll_cq(c->hca, c->rcq, wc)) == VAPI_CQ_EMPTY) {
+            CHECK(util_now_ms() - t0 < (long)(WAIT_USEC / 1000));
+            usleep(50);
+        }
+        VOK(r);
+        return;
+    }
+    VOK(EVAPI_poll_cq_block(c->hca, c->rcq, WAIT_USEC, wc));
+}
+
 /* Receives the stream with RECV_AHEAD buffers posted ahead; checks every byte and the order. */
-static void read_stream(struct conn *c, int seed)
+static void read_stream(struct conn *c, int seed, enum read_style style)
 {
     uint8_t *bufs = malloc((size_t)RECV_AHEAD * MTU);
     CHECK(bufs != NULL);
@@ -186,7 +226,7 @@ static void read_stream(struct conn *c, int seed)
     VOK(EVAPI_post_rr_list(c->hca, c->qp, RECV_AHEAD, rr));
     for (int k = 0; k < STREAM_MSGS; k++) {
         VAPI_wc_desc_t wc;
-        VOK(EVAPI_poll_cq_block(c->hca, c->rcq, WAIT_USEC, &wc));
+        wait_message(c, k, style, &wc);
         CHECK(wc.id == (uint64_t)k && wc.status == VAPI_SUCCESS && wc.opcode == VAPI_RECEIVE);
         CHECK(wc.byte_len == msg_size(k));
         const uint8_t *p = bufs + (size_t)(k % RECV_AHEAD) * MTU;
@@ -205,18 +245,24 @@ static void read_stream(struct conn *c, int seed)
     free(bufs);
 }
 
+struct stream_test {
+    enum write_style write;
+    enum read_style read;
+};
+
 /* Both nodes write and read at the same time on one QP each. */
 static int stream_node(int id, int n, void *arg)
 {
+    const struct stream_test *how = arg;
     struct conn c;
     uint32_t peer_qp, peer_id;
     open_conn(&c, 64, 0);
     exchange(id, &c, &peer_qp, &peer_id);
     connect_conn(&c, peer_qp, peer_id, id == 0, 0);
-    struct stream s = { .c = &c, .seed = id };
+    struct stream s = { .c = &c, .seed = id, .style = how->write };
     pthread_t writer;
     CHECK(pthread_create(&writer, NULL, write_stream, &s) == 0);
-    read_stream(&c, (int)peer_id);
+    read_stream(&c, (int)peer_id, how->read);
     CHECK(pthread_join(writer, NULL) == 0);
     CHECK_OK(deck_barrier());   /* both have read everything before either tears down */
     close_qp(&c);
@@ -236,8 +282,8 @@ static int loopback_node(int id, int n, void *arg)
     pthread_t wa, wb;
     CHECK(pthread_create(&wa, NULL, write_stream, &ab) == 0);
     CHECK(pthread_create(&wb, NULL, write_stream, &ba) == 0);
-    read_stream(&b, 5);
-    read_stream(&a, 6);
+    read_stream(&b, 5, BLOCKING);
+    read_stream(&a, 6, BLOCKING);
     CHECK(pthread_join(wa, NULL) == 0);
     CHECK(pthread_join(wb, NULL) == 0);
     close_qp(&a);
@@ -353,14 +399,231 @@ static int peer_death_node(int id, int n, void *arg)
     return 0;
 }
 
+
+/* ---- the reader progressing DECK itself -------------------------------------------------- */
+
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* With receives posted and no traffic, a blocking poll (which now waits inside DECK's
+ * retrieve) times out on time and sleeps meanwhile; then a message still gets through. */
+static int idle_poll_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    static char buf[64];
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    if (id == 0) {
+        VAPI_wc_desc_t wc;
+        post_recv(&c, 1, buf, sizeof buf);
+        post_recv(&c, 2, buf, sizeof buf);
+        long t0 = util_now_ms();
+        double cpu0 = cpu_seconds();
+        VCHECK(EVAPI_poll_cq_block(c.hca, c.rcq, 300000, &wc), VAPI_ETIMEDOUT);
+        long waited = util_now_ms() - t0;
+        double cpu = cpu_seconds() - cpu0;
+        CHECK(waited >= 290 && waited < 3000);
+        CHECK(cpu < 0.05);   /* every thread of the process, daemons included */
+        VCHECK(VAPI_poll_cq(c.hca, c.rcq, &wc), VAPI_CQ_EMPTY);
+        CHECK_OK(deck_barrier());   /* now node 1 sends */
+        expect_completion(&c, c.rcq, 1, VAPI_SUCCESS, 5);
+        CHECK(strcmp(buf, "ping") == 0);
+    } else {
+        CHECK_OK(deck_barrier());
+        send_signalled(&c, 1, "ping", 5);
+        expect_completion(&c, c.scq, 1, VAPI_SUCCESS, 5);
+    }
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
+/* Node 0 is blocked in a poll of its receive CQ, so inside DECK's retrieve in its own thread,
+ * when node 1 dies: the poll returns the failure instead of hanging, and later requests fail
+ * the same way, whether polled blocking or not. */
+static int poller_peer_death_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    char got[64];
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    CHECK_OK(deck_barrier());
+    if (id == 1) {
+        util_sleep_ms(300);   /* node 0 is in its poll by now */
+        _exit(0);
+    }
+    post_recv(&c, 1, got, sizeof got);
+    post_recv(&c, 2, got, sizeof got);
+    long t0 = util_now_ms();
+    expect_completion(&c, c.rcq, 1, VAPI_REM_ABORT_ERR, 0);
+    CHECK(util_now_ms() - t0 >= 250 && util_now_ms() - t0 < 15000);
+    VAPI_wc_desc_t wc;
+    long t1 = util_now_ms();
+    VAPI_ret_t r;
+    while ((r = VAPI_poll_cq(c.hca, c.rcq, &wc)) == VAPI_CQ_EMPTY)
+        CHECK(util_now_ms() - t1 < 5000);
+    VOK(r);
+    CHECK(wc.id == 2 && wc.status == VAPI_REM_ABORT_ERR);
+    post_recv(&c, 3, got, sizeof got);
+    expect_completion(&c, c.rcq, 3, VAPI_REM_ABORT_ERR, 0);
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
+struct blocked_poll {
+    struct conn   *c;
+    VAPI_ret_t     ret;
+    VAPI_wc_desc_t wc;
+};
+
+static void *poll_for_ever(void *arg)
+{
+    struct blocked_poll *p = arg;
+    p->ret = EVAPI_poll_cq_block(p->c->hca, p->c->rcq, 0, &p->wc);
+    return NULL;
+}
+
+/* Destroying a QP while a thread waits for ever in a poll of its receive CQ (inside DECK's
+ * retrieve): the poller is woken, nothing is freed under it (ASan), and the receives are
+ * flushed in order, the first possibly to the poller itself. */
+static int destroy_under_poller_node(int id, int n, void *arg)
+{
+    struct conn a, b;
+    static char buf[4][64];
+    open_conn(&a, 0, 0);
+    open_conn(&b, 0, 0);
+    connect_conn(&a, b.prop.qp_num, (uint32_t)deck_node(), 0, 0);
+    connect_conn(&b, a.prop.qp_num, (uint32_t)deck_node(), 0, 0);
+    for (int i = 0; i < 4; i++)
+        post_recv(&b, (uint64_t)i, buf[i], sizeof buf[i]);
+    send_signalled(&a, 7, "one", 4);   /* delivered first, through the poller */
+    expect_completion(&b, b.rcq, 0, VAPI_SUCCESS, 4);
+    struct blocked_poll p = { .c = &b, .ret = 99 };
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, poll_for_ever, &p) == 0);
+    util_sleep_ms(100);
+    CHECK(p.ret == 99);   /* still waiting */
+    long t0 = util_now_ms();
+    close_qp(&b);
+    CHECK(pthread_join(t, NULL) == 0);
+    CHECK(util_now_ms() - t0 < 5000);
+    uint64_t next = 1;
+    if (p.ret == VAPI_OK) {
+        CHECK(p.wc.id == next && p.wc.status == VAPI_WR_FLUSH_ERR);
+        next++;
+    } else {
+        CHECK(p.ret == VAPI_ETIMEDOUT);
+    }
+    VAPI_wc_desc_t wc[4];
+    uint32_t count;
+    VOK(EVAPI_poll_cq_many(b.hca, b.rcq, 4, wc, &count));
+    CHECK(count == 4 - next);
+    for (uint32_t i = 0; i < count; i++)
+        CHECK(wc[i].id == next + i && wc[i].status == VAPI_WR_FLUSH_ERR);
+    expect_completion(&a, a.scq, 7, VAPI_SUCCESS, 4);
+    close_qp(&a);
+    close_rest(&a);
+    close_rest(&b);
+    return 0;
+}
+
+/* ---- ping-pong latency ------------------------------------------------------------------- */
+
+#define PINGPONG_MTU 1024u
+
+/* Round trips per size: MV_PINGPONG_ITERS in the environment (10000 for a measurement), a
+ * quick default for the test suite. */
+static int pingpong_iters(void)
+{
+    const char *v = getenv("MV_PINGPONG_ITERS");
+    int n = v ? atoi(v) : 0;
+    return n > 0 ? n : 500;
+}
+
+/* Node 0 sends `size` bytes, node 1 sends them back, `iters` times, one receive posted ahead;
+ * every echo is checked. Prints the one-way time t_c / (2 i) as the thesis's Fig. 5.2. */
+static void pingpong_size(int id, struct conn *c, uint32_t size, int iters)
+{
+    static uint8_t out[PINGPONG_MTU], in[PINGPONG_MTU];
+    VAPI_wc_desc_t wc;
+    post_recv(c, 0, in, PINGPONG_MTU);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int k = 0; k < iters; k++) {
+        if (id == 0) {
+            for (uint32_t j = 0; j < size; j++)
+                out[j] = (uint8_t)(k + j);
+            send_signalled(c, (uint64_t)k, out, size);
+        }
+        VOK(EVAPI_poll_cq_block(c->hca, c->rcq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.byte_len == size && wc.id == (uint64_t)k);
+        if (id == 0)
+            CHECK(memcmp(in, out, size) == 0);
+        else
+            memcpy(out, in, size);
+        if (k + 1 < iters)
+            post_recv(c, (uint64_t)k + 1, in, PINGPONG_MTU);
+        if (id == 1)
+            send_signalled(c, (uint64_t)k, out, size);
+        VOK(EVAPI_poll_cq_block(c->hca, c->scq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == (uint64_t)k);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double us = ((double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3)
+                / (2.0 * iters);
+    if (id == 0)
+        printf("  ping-pong %4u B: %8.1f us one-way (%d round trips)\n", size, us, iters);
+    fflush(stdout);
+}
+
+static int pingpong_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    open_conn_on(&c, "microvapi:mtu=1024", 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    int iters = pingpong_iters();
+    pingpong_size(id, &c, 1, iters);
+    pingpong_size(id, &c, PINGPONG_MTU, iters);
+    CHECK_OK(deck_barrier());   /* the last echo is in before either side tears down */
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
 int main(void)
 {
     int failed = 0;
     failed += util_run_test("microvapi: two QPs of one process", 1, loopback_node, NULL);
+    static const struct stream_test lists = { LISTS_1_TO_7, BLOCKING },
+                                     bursts = { BURSTS, BLOCKING },
+                                     racing = { LISTS_1_TO_7, RACING_THE_DAEMON };
     failed += util_run_test("microvapi: streams both ways, lists, varying sizes", 2,
-                            stream_node, NULL);
+                            stream_node, (void *)&lists);
+    failed += util_run_test("microvapi: inline sends and daemon backlog keep order", 2,
+                            stream_node, (void *)&bursts);
+    failed += util_run_test("microvapi: readers racing the receive daemon", 2, stream_node,
+                            (void *)&racing);
     failed += util_run_test("microvapi: short buffer, zero-length send, flush", 2,
                             short_buffer_node, NULL);
     failed += util_run_test("microvapi: peer death", 2, peer_death_node, NULL);
+    failed += util_run_test("microvapi: blocking poll with no traffic sleeps", 2,
+                            idle_poll_node, NULL);
+    failed += util_run_test("microvapi: peer death while the reader retrieves", 2,
+                            poller_peer_death_node, NULL);
+    failed += util_run_test("microvapi: destroy while the reader retrieves", 1,
+                            destroy_under_poller_node, NULL);
+    failed += util_run_test("microvapi: ping-pong, 1 B and 1 KiB", 2, pingpong_node, NULL);
     return failed ? 1 : 0;
 }

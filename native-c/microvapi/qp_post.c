@@ -1,0 +1,127 @@
+/*
+ * Posting work requests (VAPI_post_sr, EVAPI_post_sr_list, VAPI_post_rr, EVAPI_post_rr_list):
+ * check the whole list, reserve a completion per request, then queue them, or, for sends
+ * that find the queue empty and the turn free, post the first ones in the caller's thread
+ * (qp_send.c) and queue only the rest.
+ */
+#include "mv_internal.h"
+
+/* How much of a send list the caller posts itself. The old path cost the caller a queue
+ * append; posting inline costs a copy into the DECK message and a DECK post per request. For
+ * a few small requests (a short write, the latency case) that is a few microseconds and saves
+ * the hand-off to the daemon; a large write must not hold the caller that long, so at most
+ * MV_INLINE_REQS requests and MV_INLINE_BYTES bytes of a list go inline and the daemon posts
+ * the rest while the caller goes on, as in the thesis. A DECK post that waits (a transport
+ * whose ring to the peer is full) holds the caller for as long: the price of the fast path. */
+#define MV_INLINE_REQS  16u
+#define MV_INLINE_BYTES 8192u
+
+static uint32_t inline_prefix(const VAPI_sr_desc_t *list, uint32_t n)
+{
+    uint32_t k = 0;
+    uint64_t bytes = 0;
+    while (k < n && k < MV_INLINE_REQS && bytes + list[k].len <= MV_INLINE_BYTES)
+        bytes += list[k++].len;
+    return k;
+}
+
+static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32_t i,
+                                uint32_t opcode, uint32_t max_len)
+{
+    if (wr->opcode != opcode)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %s", i,
+                       wr->opcode, opcode == VAPI_SEND ? "VAPI_SEND (1)" : "VAPI_RECEIVE (2)");
+    if (wr->comp_type != VAPI_SIGNALED && wr->comp_type != VAPI_UNSIGNALED)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: comp_type %u is neither signalled "
+                       "nor unsignalled", i, wr->comp_type);
+    if (wr->len > max_len)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: len %u exceeds the path mtu %u", i,
+                       wr->len, max_len);
+    if (wr->len > 0 && wr->addr == 0)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: addr is 0", i);
+    return VAPI_OK;
+}
+
+/* Accepts n requests on one side, all or none: the first *inline_n are for the caller to post
+ * (it then holds the turn), the rest are queued. side->lock held. */
+static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
+                            const VAPI_sr_desc_t *list, int send, uint32_t *inline_n)
+{
+    *inline_n = 0;
+    if (side->stopping)
+        return mv_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
+    uint64_t outstanding = (uint64_t)side->q.count + side->inflight;
+    if (side->max_wr && outstanding + n > side->max_wr)
+        return mv_fail(VAPI_EAGAIN, fn, "%llu requests outstanding, %u more exceed max_wr %u",
+                       (unsigned long long)outstanding, n, side->max_wr);
+    /* Every request may end in a completion (errors are reported even when unsignalled). */
+    VAPI_ret_t ret = mv_cq_reserve(fn, side->cq, n);
+    if (ret != VAPI_OK)
+        return ret;
+    uint32_t k = send && side->q.count == 0 && !side->busy ? inline_prefix(list, n) : 0;
+    if (mv_wrq_push(&side->q, list + k, n - k)) {
+        mv_cq_unreserve(side->cq, n);
+        return mv_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n - k);
+    }
+    if (k > 0) {
+        side->busy = 1;
+        side->inflight = k;
+        *inline_n = k;
+    } else if (n > 0) {
+        mv_side_wake_locked(side);
+    }
+    return VAPI_OK;
+}
+
+static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t n,
+                            const VAPI_sr_desc_t *list, int send)
+{
+    if (!list)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "the request list is NULL");
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    struct mv_side *side = send ? &obj->sq : &obj->rq;
+    uint32_t inline_n = 0;
+    pthread_mutex_lock(&side->lock);
+    if (send && obj->state != VAPI_RTS)
+        ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
+                      mv_qp_state_name(obj->state),
+                      obj->state == VAPI_ERR ? ": " : ", not connected",
+                      obj->state == VAPI_ERR ? obj->err_text : " (VAPI_modify_qp to RTS)");
+    for (uint32_t i = 0; i < n && ret == VAPI_OK; i++)
+        ret = send ? check_request(fn, &list[i], i, VAPI_SEND, obj->path_mtu)
+                   : check_request(fn, &list[i], i, VAPI_RECEIVE, UINT32_MAX);
+    if (ret == VAPI_OK)
+        ret = side_post(fn, side, n, list, send, &inline_n);
+    if (ret == VAPI_OK && !send)
+        mv_rq_posted_locked(obj);
+    pthread_mutex_unlock(&side->lock);
+    if (inline_n > 0)
+        mv_send_inline(obj, list, inline_n);
+    mv_reg_put(qp);
+    return ret;
+}
+
+VAPI_ret_t VAPI_post_sr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_sr_desc_t *sr)
+{
+    return post_list("VAPI_post_sr", hca, qp, 1, sr, 1);
+}
+
+VAPI_ret_t EVAPI_post_sr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_sr_desc_t *list)
+{
+    return post_list("EVAPI_post_sr_list", hca, qp, num, list, 1);
+}
+
+VAPI_ret_t VAPI_post_rr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_rr_desc_t *rr)
+{
+    return post_list("VAPI_post_rr", hca, qp, 1, rr, 0);
+}
+
+VAPI_ret_t EVAPI_post_rr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
+                              const VAPI_rr_desc_t *list)
+{
+    return post_list("EVAPI_post_rr_list", hca, qp, num, list, 0);
+}
