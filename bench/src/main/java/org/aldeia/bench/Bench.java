@@ -1,0 +1,140 @@
+package org.aldeia.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+import org.aldeia.deck.DeckLauncher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code ./aldeia bench}: for each {@link Transport}, a server JVM and a client JVM on this
+ * machine (a 2-node run of {@link DeckLauncher}, which also gives the static DECK rows their
+ * nodes file); then one table on stdout, {@code bench-results.csv} and {@code bench-results.png}
+ * in the output directory. A transport that cannot run becomes an "n/a (reason)" row.
+ *
+ * <pre>Bench [--quick] [--out DIR] [--only name,name,...]</pre>
+ */
+public final class Bench {
+
+    private static final Logger log = LoggerFactory.getLogger(Bench.class);
+    private static final String USAGE = "usage: Bench [--quick] [--out DIR] [--only "
+            + String.join(",", Arrays.stream(Transport.values()).map(Transport::optionName).toList()) + "]";
+
+    private Bench() {
+    }
+
+    public static void main(String[] args) {
+        System.setProperty("java.awt.headless", "true");
+        try {
+            BenchArguments arguments = BenchArguments.parse(args);
+            boolean quick = arguments.flag("quick");
+            Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
+            List<Transport> transports = selected(arguments.value("only", null));
+            List<TransportResult> results = new ArrayList<>();
+            for (Transport transport : transports) {
+                results.add(run(transport, out, quick));
+            }
+            System.out.println();
+            System.out.print(ResultTable.render(results, BenchClient.SIZES));
+            Path csv = out.resolve("bench-results.csv");
+            Path png = out.resolve("bench-results.png");
+            ResultsCsv.write(results, csv);
+            ResultsChart.write(results, BenchClient.SIZES, png);
+            System.out.println("CSV: " + csv);
+            System.out.println("chart: " + png);
+            System.out.println("each transport's logs: " + out.resolve("bench-runs"));
+        } catch (IllegalArgumentException e) {
+            System.err.println("bench: " + e.getMessage());
+            System.err.println(USAGE);
+            System.exit(2);
+        } catch (Exception e) {
+            log.error("bench failed: {}", e.toString());
+            log.debug("failure detail", e);
+            System.exit(1);
+        }
+    }
+
+    private static List<Transport> selected(String only) {
+        if (only == null) {
+            return List.of(Transport.values());
+        }
+        return Arrays.stream(only.split(",")).map(String::trim).map(Transport::parse).distinct()
+                .sorted(Comparator.naturalOrder()).toList();
+    }
+
+    /** Runs one transport's two JVMs; a failure becomes the result's reason, never an exception. */
+    static TransportResult run(Transport transport, Path out, boolean quick) throws IOException, InterruptedException {
+        Path dir = out.resolve("bench-runs").resolve(transport.optionName());
+        Files.createDirectories(dir);
+        Path rendezvous = dir.resolve("server.address");
+        Files.deleteIfExists(rendezvous);
+        Path scratch = scratchDirectory(transport);
+        log.info("bench: {} ...", transport.label());
+        try {
+            List<String> args = new ArrayList<>(List.of("--transport", transport.optionName(),
+                    "--rendezvous", rendezvous.toString(), "--scratch", scratch.toString()));
+            if (quick) {
+                args.add("--quick");
+            }
+            DeckLauncher.Result run = new DeckLauncher(2, BenchNode.class, args.toArray(String[]::new))
+                    .jvmOptions(transport.jvmOptions().toArray(String[]::new))
+                    .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
+                    .workDir(dir)
+                    .launch();
+            List<Measurement> measurements = run.output(1).lines()
+                    .map(Measurement::parse).flatMap(Optional::stream).toList();
+            String failure = run.succeeded() ? null : failureReason(run);
+            if (failure != null) {
+                log.warn("bench: {}: n/a ({}); logs in {}", transport.label(), failure, dir);
+            }
+            return new TransportResult(transport, measurements, failure);
+        } finally {
+            deleteRecursively(scratch);
+        }
+    }
+
+    /**
+     * Where a run keeps its Unix socket file or Aeron's directory: under /dev/shm when there is
+     * one (Aeron's log buffers are memory-mapped files; tmpfs keeps them off the disk), else the
+     * temporary directory. Short, so a Unix socket path stays under the 108-byte limit.
+     */
+    private static Path scratchDirectory(Transport transport) throws IOException {
+        Path shm = Path.of("/dev/shm");
+        String prefix = "aldeia-bench-" + transport.optionName() + "-";
+        return Files.isDirectory(shm) && Files.isWritable(shm)
+                ? Files.createTempDirectory(shm, prefix) : Files.createTempDirectory(prefix);
+    }
+
+    /** The most telling line of the two JVMs' output: the first ERROR line, else how they ended. */
+    static String failureReason(DeckLauncher.Result run) throws IOException {
+        for (int node = 0; node < 2; node++) {
+            Optional<String> error = run.output(node).lines().filter(line -> line.contains(" ERROR ")).findFirst();
+            if (error.isPresent()) {
+                String line = error.get();
+                int message = line.indexOf(" - ");
+                return (node == 0 ? "server: " : "client: ") + (message >= 0 ? line.substring(message + 3) : line).trim();
+            }
+        }
+        return run.timedOut() ? "timed out" : "exit statuses " + Arrays.toString(run.exitCodes());
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package org.aldeia.bench;
+
+import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Consumer;
+
+/**
+ * The measuring side: a ping-pong per message size, then a one-way stream of 64 KiB chunks
+ * acknowledged by the server. Every echo is checked, so a transport that loses, corrupts or
+ * replays data fails instead of reporting a fast number.
+ */
+final class BenchClient {
+
+    /** The ping-pong sizes of the table: 1 B, 64 B, 1 KiB, 10 KiB, 64 KiB, 1 MiB. */
+    static final List<Integer> SIZES = List.of(1, 64, 1024, 10 * 1024, 64 * 1024, 1024 * 1024);
+    static final int LARGEST_SIZE = 1024 * 1024;
+    /** Bytes per write of the streaming test. */
+    static final int STREAM_CHUNK = 64 * 1024;
+    /**
+     * Echo bytes compared besides the first and last: every STRIDE-th. The two alternating
+     * frames differ in every payload byte, so a stale echo already fails at byte 0; the samples
+     * catch corruption without a full compare of 1 MiB inside the timed loop.
+     */
+    private static final int STRIDE = 509;
+
+    private final MessageLink link;
+    private final Pacing pacing;
+
+    BenchClient(MessageLink link, Pacing pacing) {
+        this.link = link;
+        this.pacing = pacing;
+    }
+
+    /** Runs every measurement, reporting each as soon as it is done, then ends the session. */
+    void run(List<Integer> sizes, Consumer<Measurement> report) throws IOException {
+        for (int size : sizes) {
+            report.accept(pingPong(size));
+        }
+        report.accept(stream());
+        byte[] end = new byte[HEADER_BYTES];
+        link.send(end, BenchProtocol.END, 0);
+        link.flush();
+    }
+
+    Measurement pingPong(int size) throws IOException {
+        byte[][] frames = alternatingFrames(size);
+        byte[] echo = new byte[HEADER_BYTES + size];
+        long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
+        long start = System.nanoTime();
+        long rounds = 0;
+        long elapsed;
+        do {
+            roundTrip(frames[(int) (rounds & 1)], echo, size);
+            rounds++;
+            elapsed = System.nanoTime() - start;
+        } while (rounds < pacing.minIterations() || elapsed < warmupNanos);
+        long count = pacing.count(pacing.targetSeconds(), (double) elapsed / rounds);
+        start = System.nanoTime();
+        for (long k = 0; k < count; k++) {
+            roundTrip(frames[(int) (k & 1)], echo, size);
+        }
+        return new Measurement(Measurement.Metric.LATENCY, size, count, System.nanoTime() - start);
+    }
+
+    Measurement stream() throws IOException {
+        byte[] chunk = new byte[HEADER_BYTES + STREAM_CHUNK];
+        new Random(STREAM_CHUNK).nextBytes(chunk);
+        long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
+        long start = System.nanoTime();
+        long chunks = 0;
+        long elapsed;
+        do {
+            chunks += streamBurst(chunk, pacing.minIterations());
+            elapsed = System.nanoTime() - start;
+        } while (elapsed < warmupNanos);
+        long count = pacing.count(pacing.streamSeconds(), (double) elapsed / chunks);
+        start = System.nanoTime();
+        streamBurst(chunk, count);
+        return new Measurement(Measurement.Metric.BANDWIDTH, STREAM_CHUNK, count, System.nanoTime() - start);
+    }
+
+    /** Sends {@code count} numbered chunks and waits for the server's acknowledgement of all of them. */
+    private long streamBurst(byte[] chunk, long count) throws IOException {
+        for (long k = 0; k < count; k++) {
+            BenchProtocol.putLong(chunk, HEADER_BYTES, k);
+            link.send(chunk, BenchProtocol.CHUNK, STREAM_CHUNK);
+        }
+        byte[] end = new byte[HEADER_BYTES + Long.BYTES];
+        BenchProtocol.putLong(end, HEADER_BYTES, count);
+        link.send(end, BenchProtocol.STREAM_END, Long.BYTES);
+        link.flush();
+        byte[] ack = new byte[HEADER_BYTES + 1];
+        int length = link.receive(ack);
+        if (BenchProtocol.type(ack) != BenchProtocol.ACK || length != 1) {
+            throw new IOException("expected the server's 1-byte acknowledgement of " + count + " chunks, got a frame of type "
+                    + BenchProtocol.type(ack) + " with " + length + " bytes");
+        }
+        return count;
+    }
+
+    private void roundTrip(byte[] frame, byte[] echo, int size) throws IOException {
+        link.send(frame, BenchProtocol.PING, size);
+        link.flush();
+        int length = link.receive(echo);
+        if (BenchProtocol.type(echo) != BenchProtocol.PONG || length != size) {
+            throw new IOException("expected the echo of a " + size + "-byte ping, got a frame of type "
+                    + BenchProtocol.type(echo) + " with " + length + " bytes");
+        }
+        int differsAt = firstSampledDifference(frame, echo, size);
+        if (differsAt >= 0) {
+            throw new IOException("the echo of a " + size + "-byte ping differs from what was sent at payload byte "
+                    + differsAt);
+        }
+    }
+
+    /** The first sampled payload index where the two frames differ, or -1. */
+    static int firstSampledDifference(byte[] sent, byte[] echo, int size) {
+        for (int i = 0; i < size; i += STRIDE) {
+            if (sent[HEADER_BYTES + i] != echo[HEADER_BYTES + i]) {
+                return i;
+            }
+        }
+        int last = size - 1;
+        return size > 0 && sent[HEADER_BYTES + last] != echo[HEADER_BYTES + last] ? last : -1;
+    }
+
+    /** Two frames whose payloads differ in every byte, sent alternately (see {@link #STRIDE}). */
+    private static byte[][] alternatingFrames(int size) {
+        byte[] first = new byte[HEADER_BYTES + size];
+        new Random(size).nextBytes(first);
+        byte[] second = first.clone();
+        for (int i = HEADER_BYTES; i < second.length; i++) {
+            second[i] = (byte) ~second[i];
+        }
+        return new byte[][] {first, second};
+    }
+}

@@ -1,0 +1,80 @@
+package org.aldeia.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.deck.Deck;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The main of the two JVMs of one transport, started by {@link Bench} as a 2-node DECK run
+ * (DeckLauncher): node 0 is the server, node 1 the client, which prints one
+ * {@link Measurement#toLine()} per cell on stdout.
+ *
+ * <pre>BenchNode --transport NAME --rendezvous FILE --scratch DIR [--quick]</pre>
+ */
+public final class BenchNode {
+
+    private static final Logger log = LoggerFactory.getLogger(BenchNode.class);
+
+    private BenchNode() {
+    }
+
+    public static void main(String[] args) {
+        int status;
+        String role = System.getenv(Deck.ENV_ID);
+        try {
+            BenchArguments arguments = BenchArguments.parse(args);
+            Transport transport = Transport.parse(arguments.required("transport"));
+            Rendezvous rendezvous = new Rendezvous(Path.of(arguments.required("rendezvous")));
+            if (transport.staticDeckTransport() != null) {
+                useStaticDeckConfiguration(transport.staticDeckTransport(),
+                        Path.of(arguments.required("rendezvous")).toAbsolutePath().getParent());
+            }
+            if ("0".equals(role)) {
+                try (MessageLink link = Links.server(transport, Path.of(arguments.required("scratch")), rendezvous)) {
+                    log.info("{} server: echoed {} pings", transport.label(), BenchServer.serve(link));
+                }
+            } else if ("1".equals(role)) {
+                Pacing pacing = arguments.flag("quick") ? Pacing.QUICK : Pacing.DEFAULT;
+                try (MessageLink link = Links.client(transport, rendezvous)) {
+                    new BenchClient(link, pacing).run(BenchClient.SIZES, measurement -> {
+                        System.out.println(measurement.toLine());
+                        System.out.flush();
+                    });
+                }
+            } else {
+                throw new IllegalArgumentException("environment " + Deck.ENV_ID + " must be 0 (server) or 1 (client), not "
+                        + role + "; BenchNode is started by Bench");
+            }
+            status = 0;
+        } catch (Exception e) {
+            log.error("bench node {} failed: {}", role, e.toString());
+            log.debug("failure detail", e);
+            status = 1;
+        }
+        // Transports may leave non-daemon threads (Aeron's conductor, DECK's readers) behind a failure.
+        System.exit(status);
+    }
+
+    /**
+     * Points this JVM's Aldeia at a static DECK configuration of its own, written next to the
+     * nodes file from the DECK_* environment the launcher set. DeckLauncher#launchAldeia writes
+     * such files too, but without {@code deck_transport}, which is what the sci row needs.
+     */
+    private static void useStaticDeckConfiguration(String deckTransport, Path directory) throws IOException {
+        String id = System.getenv(Deck.ENV_ID);
+        Path conf = directory.resolve("aldeia-" + id + ".conf");
+        Files.writeString(conf, "# written by BenchNode for a static DECK run over " + deckTransport + "\n"
+                + "socket_type = " + AldeiaConfiguration.SOCKET_DECK + "\n"
+                + "deck_id = " + id + "\n"
+                + "deck_nodes = " + System.getenv(Deck.ENV_NODES) + "\n"
+                + "deck_file = " + System.getenv(Deck.ENV_FILE) + "\n"
+                + "deck_transport = " + deckTransport + "\n", StandardCharsets.UTF_8);
+        System.setProperty(AldeiaConfiguration.PROPERTY, conf.toString());
+    }
+}

@@ -1,0 +1,62 @@
+package org.aldeia.bench;
+
+/**
+ * What travels between the client and the server of one transport: every message is a frame,
+ * an 8-byte header (int type, int payload length, big-endian) followed by the payload. The
+ * caller's frame array holds the header too, so a stream transport sends header and payload in
+ * one write (one descriptor chain for Aldeia) and no transport copies the payload to frame it.
+ */
+final class BenchProtocol {
+
+    static final int HEADER_BYTES = 8;
+
+    /** Client → server: echo this frame (the ping-pong). */
+    static final int PING = 1;
+    /** Server → client: the echo of a {@link #PING}. */
+    static final int PONG = 2;
+    /** Client → server: one chunk of the stream; its first 8 payload bytes are its sequence number. */
+    static final int CHUNK = 3;
+    /** Client → server: the stream is over; the payload (8 bytes) is how many chunks were sent. */
+    static final int STREAM_END = 4;
+    /** Server → client: every chunk arrived, in order (1-byte payload). */
+    static final int ACK = 5;
+    /** Client → server: the session is over. */
+    static final int END = 6;
+
+    private BenchProtocol() {
+    }
+
+    static void writeHeader(byte[] frame, int type, int length) {
+        putInt(frame, 0, type);
+        putInt(frame, 4, length);
+    }
+
+    static int type(byte[] frame) {
+        return getInt(frame, 0);
+    }
+
+    static int length(byte[] frame) {
+        return getInt(frame, 4);
+    }
+
+    static void putLong(byte[] frame, int offset, long value) {
+        putInt(frame, offset, (int) (value >>> 32));
+        putInt(frame, offset + 4, (int) value);
+    }
+
+    static long getLong(byte[] frame, int offset) {
+        return (long) getInt(frame, offset) << 32 | (getInt(frame, offset + 4) & 0xffffffffL);
+    }
+
+    private static void putInt(byte[] frame, int offset, int value) {
+        frame[offset] = (byte) (value >>> 24);
+        frame[offset + 1] = (byte) (value >>> 16);
+        frame[offset + 2] = (byte) (value >>> 8);
+        frame[offset + 3] = (byte) value;
+    }
+
+    private static int getInt(byte[] frame, int offset) {
+        return (frame[offset] & 0xff) << 24 | (frame[offset + 1] & 0xff) << 16
+                | (frame[offset + 2] & 0xff) << 8 | (frame[offset + 3] & 0xff);
+    }
+}

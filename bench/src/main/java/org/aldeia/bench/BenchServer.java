@@ -1,0 +1,52 @@
+package org.aldeia.bench;
+
+import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
+
+import java.io.IOException;
+
+/** The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream. */
+final class BenchServer {
+
+    private BenchServer() {
+    }
+
+    /** Serves {@code link} until the client's END; returns how many pings were echoed. */
+    static long serve(MessageLink link) throws IOException {
+        byte[] frame = new byte[HEADER_BYTES + Math.max(BenchClient.LARGEST_SIZE, BenchClient.STREAM_CHUNK)];
+        byte[] ack = new byte[HEADER_BYTES + 1];
+        long echoed = 0;
+        long nextChunk = 0;
+        while (true) {
+            int length = link.receive(frame);
+            int type = BenchProtocol.type(frame);
+            switch (type) {
+                case BenchProtocol.PING:
+                    link.send(frame, BenchProtocol.PONG, length);
+                    link.flush();
+                    echoed++;
+                    break;
+                case BenchProtocol.CHUNK:
+                    long sequence = length >= Long.BYTES ? BenchProtocol.getLong(frame, HEADER_BYTES) : -1;
+                    if (sequence != nextChunk) {
+                        throw new IOException("stream chunk " + nextChunk + " expected, got chunk " + sequence
+                                + " (" + length + " bytes): data lost or reordered");
+                    }
+                    nextChunk++;
+                    break;
+                case BenchProtocol.STREAM_END:
+                    long sent = length == Long.BYTES ? BenchProtocol.getLong(frame, HEADER_BYTES) : -1;
+                    if (sent != nextChunk) {
+                        throw new IOException("the client streamed " + sent + " chunks but " + nextChunk + " arrived");
+                    }
+                    nextChunk = 0;
+                    link.send(ack, BenchProtocol.ACK, 1);
+                    link.flush();
+                    break;
+                case BenchProtocol.END:
+                    return echoed;
+                default:
+                    throw new IOException("unexpected frame type " + type + " (" + length + " bytes)");
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+package org.aldeia.bench;
+
+/** Byte counts as people write them: 1 B, 64 B, 1 KiB, 10 KiB, 1 MiB. */
+final class Sizes {
+
+    private Sizes() {
+    }
+
+    static String label(long bytes) {
+        if (bytes >= 1 << 20 && bytes % (1 << 20) == 0) {
+            return bytes / (1 << 20) + " MiB";
+        }
+        if (bytes >= 1024 && bytes % 1024 == 0) {
+            return bytes / 1024 + " KiB";
+        }
+        return bytes + " B";
+    }
+}

@@ -1,0 +1,61 @@
+package org.aldeia.bench;
+
+import java.util.List;
+import java.util.Locale;
+
+/** The rows of the benchmark table, in the order they run; JDK loopback is the baseline. */
+enum Transport {
+    JDK_LOOPBACK("JDK Socket, loopback TCP", null, List.of()),
+    JDK_UNIX("JDK Unix-domain SocketChannel", null, List.of()),
+    ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of()),
+    ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
+    ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
+    /** Agrona reaches into sun.nio.ch to map and unmap the log buffers. */
+    AERON_IPC("Aeron IPC (backoff idle)", null, List.of("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"));
+
+    static final Transport BASELINE = JDK_LOOPBACK;
+
+    private final String label;
+    private final String staticDeckTransport;
+    private final List<String> jvmOptions;
+
+    Transport(String label, String staticDeckTransport, List<String> jvmOptions) {
+        this.label = label;
+        this.staticDeckTransport = staticDeckTransport;
+        this.jvmOptions = jvmOptions;
+    }
+
+    /** The row's name in the table, the CSV and the chart. */
+    String label() {
+        return label;
+    }
+
+    /** The name on the command line and in file names, e.g. {@code aldeia-static-sci}. */
+    String optionName() {
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** The {@code deck_transport} of a static DECK run, or null when the transport is not one. */
+    String staticDeckTransport() {
+        return staticDeckTransport;
+    }
+
+    /** What both JVMs of this transport need on their command line. */
+    List<String> jvmOptions() {
+        return jvmOptions;
+    }
+
+    boolean isAldeia() {
+        return this == ALDEIA_DYNAMIC_TCP || staticDeckTransport != null;
+    }
+
+    static Transport parse(String optionName) {
+        for (Transport transport : values()) {
+            if (transport.optionName().equals(optionName)) {
+                return transport;
+            }
+        }
+        throw new IllegalArgumentException("unknown transport '" + optionName + "'; known: "
+                + String.join(", ", java.util.Arrays.stream(values()).map(Transport::optionName).toList()));
+    }
+}

@@ -1,0 +1,120 @@
+package org.aldeia.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The client and server of the JDK transports in one JVM, a few round trips each: no timing is asserted. */
+@Timeout(60)
+class LinkSmokeTest {
+
+    /** Three timed round trips per size and a 3-chunk stream, warm-up as short as possible. */
+    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0);
+    private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
+
+    private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void stopServer() throws InterruptedException {
+        serverThread.shutdownNow();
+        assertTrue(serverThread.awaitTermination(10, TimeUnit.SECONDS), "the server thread did not end");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Transport.class, names = {"JDK_LOOPBACK", "JDK_UNIX"})
+    void pingPongAndStreamRunAndEveryEchoIsAnswered(Transport transport) throws Exception {
+        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
+        Future<Long> echoed = serverThread.submit(() -> {
+            try (MessageLink link = Links.server(transport, dir, rendezvous)) {
+                return BenchServer.serve(link);
+            }
+        });
+        List<Measurement> results = new ArrayList<>();
+        try (MessageLink link = Links.client(transport, rendezvous)) {
+            new BenchClient(link, TINY).run(SIZES, results::add);
+        }
+        // Warm-up (3) plus timed (3) round trips per size.
+        assertEquals(6L * SIZES.size(), echoed.get(30, TimeUnit.SECONDS));
+        assertEquals(SIZES.size() + 1, results.size());
+        for (int i = 0; i < SIZES.size(); i++) {
+            assertEquals(Measurement.Metric.LATENCY, results.get(i).metric());
+            assertEquals((int) SIZES.get(i), results.get(i).sizeBytes());
+            assertEquals(3, results.get(i).count());
+        }
+        Measurement stream = results.get(SIZES.size());
+        assertEquals(Measurement.Metric.BANDWIDTH, stream.metric());
+        assertEquals(BenchClient.STREAM_CHUNK, stream.sizeBytes());
+    }
+
+    @Test
+    void aCorruptedEchoFailsTheClientInsteadOfBeingTimed() throws Exception {
+        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
+        // A broken server: echoes every ping with its last payload byte flipped.
+        serverThread.submit(() -> {
+            try (MessageLink link = Links.server(Transport.JDK_LOOPBACK, dir, rendezvous)) {
+                byte[] frame = new byte[BenchProtocol.HEADER_BYTES + 4096];
+                int length = link.receive(frame);
+                frame[BenchProtocol.HEADER_BYTES + length - 1] ^= 1;
+                link.send(frame, BenchProtocol.PONG, length);
+                link.flush();
+                link.receive(frame); // until the client hangs up
+            }
+            return null;
+        });
+        try (MessageLink link = Links.client(Transport.JDK_LOOPBACK, rendezvous)) {
+            IOException e = assertThrows(IOException.class, () -> new BenchClient(link, TINY).pingPong(1000));
+            assertTrue(e.getMessage().contains("differs from what was sent at payload byte 999"), e.getMessage());
+        }
+    }
+
+    @Test
+    void aLostStreamChunkFailsTheServer() throws Exception {
+        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
+        Future<Long> server = serverThread.submit(() -> {
+            try (MessageLink link = Links.server(Transport.JDK_UNIX, dir, rendezvous)) {
+                return BenchServer.serve(link);
+            }
+        });
+        try (MessageLink link = Links.client(Transport.JDK_UNIX, rendezvous)) {
+            byte[] chunk = new byte[BenchProtocol.HEADER_BYTES + 64];
+            BenchProtocol.putLong(chunk, BenchProtocol.HEADER_BYTES, 0);
+            link.send(chunk, BenchProtocol.CHUNK, 64);
+            BenchProtocol.putLong(chunk, BenchProtocol.HEADER_BYTES, 2); // chunk 1 "lost"
+            link.send(chunk, BenchProtocol.CHUNK, 64);
+            link.flush();
+            Exception e = assertThrows(Exception.class, () -> server.get(30, TimeUnit.SECONDS));
+            assertTrue(e.getCause().getMessage().contains("stream chunk 1 expected, got chunk 2"), e.toString());
+        }
+    }
+
+    @Test
+    void sampledComparisonFindsADifferenceAtTheFirstOrLastByte() {
+        byte[] sent = new byte[BenchProtocol.HEADER_BYTES + 2000];
+        byte[] echo = sent.clone();
+        assertEquals(-1, BenchClient.firstSampledDifference(sent, echo, 2000));
+        echo[BenchProtocol.HEADER_BYTES + 1999] = 1;
+        assertEquals(1999, BenchClient.firstSampledDifference(sent, echo, 2000));
+        echo[BenchProtocol.HEADER_BYTES] = 1;
+        assertEquals(0, BenchClient.firstSampledDifference(sent, echo, 2000));
+        assertEquals(-1, BenchClient.firstSampledDifference(sent, echo, 0));
+    }
+}

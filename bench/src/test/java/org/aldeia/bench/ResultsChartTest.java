@@ -1,0 +1,55 @@
+package org.aldeia.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import javax.imageio.ImageIO;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ResultsChartTest {
+
+    @BeforeAll
+    static void headless() {
+        System.setProperty("java.awt.headless", "true");
+    }
+
+    @Test
+    void writesAReadablePngOfTheChartsSizeWithEveryTransportDrawn(@TempDir Path dir) throws Exception {
+        List<TransportResult> results = List.of(
+                Fixtures.result(Transport.JDK_LOOPBACK, 20.0, 2000.0),
+                Fixtures.result(Transport.AERON_IPC, 5.0, 3000.0),
+                Fixtures.failed(Transport.ALDEIA_STATIC_SCI, "not there"));
+        Path png = dir.resolve("chart.png");
+        ResultsChart.write(results, BenchClient.SIZES, png);
+
+        assertTrue(Files.size(png) > 0);
+        BufferedImage image = ImageIO.read(png.toFile());
+        assertNotNull(image, "ImageIO cannot read the file back as an image");
+        assertEquals(ResultsChart.WIDTH, image.getWidth());
+        assertEquals(ResultsChart.HEIGHT, image.getHeight());
+        // Each transport with figures has pixels of its colour (its line, points and legend).
+        assertTrue(countPixels(image, 0x1f77b4) > 100, "JDK loopback's line is missing");
+        assertTrue(countPixels(image, 0x8c564b) > 100, "Aeron's line is missing");
+    }
+
+    private static int countPixels(BufferedImage image, int rgb) {
+        int n = 0;
+        for (int y = 0; y < image.getHeight(); y++) {
+            for (int x = 0; x < image.getWidth(); x++) {
+                if ((image.getRGB(x, y) & 0xffffff) == rgb) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+}
