@@ -5,6 +5,7 @@
  * initial state, so a process may initialise it again.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,6 +18,7 @@ static struct {
     int self;
     int nnodes;                       /* static runs only */
     const deck_transport_t *tp;
+    char nodes_file[4096];            /* static runs only */
 } core;
 
 int deck_env_int(const char *name, int dflt)
@@ -35,7 +37,11 @@ static int pick_transport(const deck_transport_t **tp)
         *tp = &deck_tcp_transport;
         return DECK_OK;
     }
-    return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT='%s' is not a transport of this libdeck (known: tcp)", name);
+    if (strcmp(name, deck_sci_transport.name) == 0) {
+        *tp = &deck_sci_transport;
+        return DECK_OK;
+    }
+    return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT='%s' is not a transport of this libdeck (known: tcp, sci)", name);
 }
 
 int deck_is_initialized(void) { return core.mode != MODE_NONE; }
@@ -51,6 +57,8 @@ int deck_core_peer_gone(int node) { return core.tp && core.tp->peer_gone(node); 
 
 const deck_transport_t *deck_core_transport(void) { return core.tp; }
 
+const char *deck_core_nodes_file(void) { return core.nodes_file; }
+
 int deck_init_static(int id, int nnodes, const char *nodes_file)
 {
     if (core.mode != MODE_NONE) return deck_fail(DECK_ESTATE, "deck_init: DECK is already initialised");
@@ -64,6 +72,7 @@ int deck_init_static(int id, int nnodes, const char *nodes_file)
     deck_node_addr_t *nodes;
     if ((rc = deck_nodes_read(nodes_file, nnodes, &nodes))) return rc;
     deck_table_init();
+    snprintf(core.nodes_file, sizeof core.nodes_file, "%s", nodes_file);
     core.self = id;
     core.nnodes = nnodes;
     core.tp = tp;

@@ -28,6 +28,8 @@ int  deck_env_int(const char *name, int dflt);
 int deck_core_self(void);        /* this process's id */
 int deck_core_peer_gone(int node);
 int deck_core_require_init(const char *fn);
+/* The nodes file of a static run (its identity names the run for sci); "" otherwise. */
+const char *deck_core_nodes_file(void);
 
 /* ---- received messages and the local mailbox table (mbox_table.c) ---- */
 typedef struct deck_qmsg {
@@ -48,6 +50,9 @@ void deck_table_peer_gone(int node);                         /* wakes watchers o
 void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
 int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
 void deck_entry_watch(void *entry, int node);
+int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */
+/* Takes the queue's head without waiting: 1 taken, 0 empty, DECK_ETRUNC (left queued). */
+int  deck_entry_poll(void *entry, deck_msg_t *msg);
 
 /* ---- nodes file (nodes.c) ---- */
 typedef struct deck_node_addr {

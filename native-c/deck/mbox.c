@@ -38,6 +38,11 @@ int deck_mbox_create(deck_mbox_t *mb, const char *name)
     void *entry;
     int index;
     if ((rc = deck_table_add(name, &entry, &index))) return rc;
+    const deck_transport_t *tp = deck_core_transport();
+    if (tp->mbox_created && (rc = tp->mbox_created(index, name))) {
+        deck_table_remove(entry);
+        return rc;
+    }
     mb->kind = DECK_MBOX_CREATED;
     mb->node = deck_core_self();
     mb->index = index;
@@ -91,8 +96,9 @@ int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
     int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post");
     if (rc) return rc;
     if (!msg || (!msg->buf && msg->len)) return deck_fail(DECK_EINVAL, "deck_mbox_post: null message");
-    if (mb->node != deck_core_self())
-        return deck_core_transport()->post(mb->node, mb->index, msg->buf, msg->len);
+    const deck_transport_t *tp = deck_core_transport();
+    if (mb->node != deck_core_self() || tp->retrv)   /* such a transport receives everything itself */
+        return tp->post(mb->node, mb->index, msg->buf, msg->len);
     deck_qmsg_t *q = deck_qmsg_alloc(msg->len);
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %lu bytes", msg->len);
     if (msg->len) memcpy(q->data, msg->buf, msg->len);
@@ -104,6 +110,8 @@ int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)
     int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_retrv");
     if (rc) return rc;
     if (!msg || (!msg->buf && msg->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv: null message");
+    const deck_transport_t *tp = deck_core_transport();
+    if (tp->retrv) return tp->retrv(mb->index, mb->impl, msg, timeout_ms);
     return deck_entry_take(mb->impl, msg, timeout_ms);
 }
 
@@ -128,6 +136,8 @@ int deck_mbox_destroy(deck_mbox_t *mb)
     if (mb->kind == DECK_MBOX_CREATED) {
         int rc = deck_core_require_init("deck_mbox_destroy");
         if (rc) return rc;
+        const deck_transport_t *tp = deck_core_transport();
+        if (tp->mbox_destroyed) tp->mbox_destroyed(mb->index);
         deck_table_remove(mb->impl);
     } else if (mb->kind != DECK_MBOX_CLONED) {
         return deck_fail(DECK_ESTATE, "deck_mbox_destroy: mailbox was never created or cloned");

@@ -187,6 +187,15 @@ void deck_entry_watch(void *entry, int node)
     deck_mutex_unlock(&e->lock);
 }
 
+int deck_entry_watched(void *entry)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&e->lock);
+    int node = e->watch_node;
+    deck_mutex_unlock(&e->lock);
+    return node;
+}
+
 /* Called with e->lock held and a message queued: copies it out, or ETRUNC keeping it queued
  * (so that no data is lost: the caller may retry with a larger message). */
 static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
@@ -202,6 +211,16 @@ static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
     if (!e->head) e->tail = NULL;
     free(q);
     return DECK_OK;
+}
+
+int deck_entry_poll(void *entry, deck_msg_t *msg)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&e->lock);
+    int rc = 0;
+    if (e->head) rc = copy_out(e, msg) == DECK_OK ? 1 : DECK_ETRUNC;
+    deck_mutex_unlock(&e->lock);
+    return rc;
 }
 
 int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms)

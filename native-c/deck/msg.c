@@ -14,7 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "transport.h"
 
 static size_t type_size(int type)
 {
@@ -40,20 +40,28 @@ static int check_msg(const deck_msg_t *m, const char *fn)
 int deck_msg_create(deck_msg_t *m, unsigned long size)
 {
     if (!m) return deck_fail(DECK_EINVAL, "deck_msg_create: null message");
+    /* A transport may place big messages in its own memory (sci: the message segment, so
+     * that they are received without a copy); impl then names that transport. */
+    const deck_transport_t *tp = deck_core_transport();
+    char *buf = tp && tp->msg_alloc ? tp->msg_alloc(size) : NULL;
+    m->impl = buf ? (void *)tp : NULL;
     /* malloc(0) may return NULL; one byte keeps "buf != NULL" meaning "created". */
-    char *buf = malloc(size ? size : 1);
+    if (!buf) buf = malloc(size ? size : 1);
     if (!buf) return deck_fail(DECK_ENOMEM, "deck_msg_create: cannot allocate %lu bytes", size);
     m->buf = buf;
     m->size = size;
     m->len = m->pos = 0;
-    m->impl = NULL;
     return DECK_OK;
 }
 
 int deck_msg_destroy(deck_msg_t *m)
 {
     if (!m) return deck_fail(DECK_EINVAL, "deck_msg_destroy: null message");
-    free(m->buf);
+    const deck_transport_t *tp = m->impl;
+    if (!tp) free(m->buf);
+    else if (tp == deck_core_transport()) tp->msg_free(m->buf);
+    /* else: its transport has been shut down, and the buffer went with its memory */
+    m->impl = NULL;
     m->buf = NULL;
     m->size = m->len = m->pos = 0;
     return DECK_OK;

@@ -1,6 +1,6 @@
 /*
- * The network under DECK: a table of functions, one table per transport (tcp now; sci and gm
- * later), chosen by name at deck_init. The core (core.c, mbox.c) owns ids, the name service
+ * The network under DECK: a table of functions, one table per transport (tcp; sci, shared
+ * segments on one host, sci_*.c; gm later), chosen by name (DECK_TRANSPORT) at deck_init. The core (core.c, mbox.c) owns ids, the name service
  * loop and the local mailboxes; a transport only moves bytes between processes and hands
  * incoming DATA to deck_table_deliver().
  */
@@ -28,9 +28,22 @@ typedef struct deck_transport {
     int  (*peer_count)(void);          /* processes reachable besides this one */
     int  (*peer_at)(int i, int *id);   /* i in 0..peer_count()-1 */
     int  (*peer_gone)(int node);       /* 1 once node's connection to us has ended */
+
+    /* Optional hooks, NULL for tcp. A transport that receives into its own memory (sci) sets
+     * all three: then every post, to this process too, goes through post(), and retrieves come
+     * from retrv() (which may still use the queue of `entry` for posts to this process, through
+     * deck_entry_poll). retrv reads deck_entry_watched(entry) for deck_mbox_watch. */
+    int  (*mbox_created)(int index, const char *name);
+    void (*mbox_destroyed)(int index);  /* wakes its retrievers with DECK_ECLOSED first */
+    int  (*retrv)(int index, void *entry, deck_msg_t *msg, int timeout_ms);
+    /* Optional: a message buffer in transport memory (sci's message segment); NULL when the
+     * transport does not want this one. msg_free returns 1 when buf was such a buffer. */
+    void *(*msg_alloc)(size_t size);
+    int   (*msg_free)(void *buf);
 } deck_transport_t;
 
 extern const deck_transport_t deck_tcp_transport;
+extern const deck_transport_t deck_sci_transport;
 
 /* The transport of the running DECK (core.c); NULL when not initialised. */
 const deck_transport_t *deck_core_transport(void);

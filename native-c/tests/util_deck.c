@@ -1,3 +1,4 @@
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -110,6 +111,30 @@ int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s)
     }
     unlink(path);
     return failed;
+}
+
+int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, int timeout_s)
+{
+    const char *old = getenv("DECK_TRANSPORT");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("DECK_TRANSPORT", transport, 1);
+    int failed = util_run_nodes(n, fn, arg, timeout_s);
+    if (saved) setenv("DECK_TRANSPORT", saved, 1); else unsetenv("DECK_TRANSPORT");
+    free(saved);
+    return failed;
+}
+
+int util_shm_segments(const char *run_key)
+{
+    char prefix[128];
+    int len = snprintf(prefix, sizeof prefix, "deck-%u-%s-", (unsigned)getuid(), run_key), count = 0;
+    DIR *d = opendir("/dev/shm");
+    CHECK(d != NULL);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, (size_t)len) == 0) count++;
+    closedir(d);
+    return count;
 }
 
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg)

@@ -30,6 +30,12 @@ void util_sleep_ms(int ms);
 typedef int (*util_node_fn)(int id, int n, void *arg);
 int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s);
 
+/* Same, with DECK_TRANSPORT set to `transport` ("tcp", "sci") in the children. */
+int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, int timeout_s);
+
+/* How many shared segments of run `run_key` of this user are in /dev/shm (sci transport). */
+int util_shm_segments(const char *run_key);
+
 /* Runs the named test function and prints PASS/FAIL; returns 1 on failure. */
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg);
 

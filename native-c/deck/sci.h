@@ -1,0 +1,159 @@
+/*
+ * Internals of DECK's sci transport (sci_*.c): the segments of deck.md "DECK/SCI" laid out in
+ * 64-byte lines over the segment layer (seg.h), and the three write-only protocols.
+ *
+ * Write-only discipline: every value a party polls lives in its own segment and is written by
+ * the other side (a remote read is ~10x slower on SCI). Receivers poll their mailbox segment;
+ * senders poll the flow-control lines of their own control segment.
+ *
+ * Segments of a process (ids are node-unique):
+ *   id 0  control segment: [bell line][barrier: release word + N arrive words]
+ *                          [name table: N x M entries of 128 B][flow table: N x M lines]
+ *   id 1  message segment: DECK_MSEG_SIZE bytes of big message buffers (sci_mseg.c)
+ *   id 2+ one mailbox segment per deck_mbox_create (a counter, never reused by the process):
+ *         [bell line][protocol-3 signals: N bytes, rounded to lines]
+ *         N x { protocol-1 ring 64 x 64 B | protocol-2 ctrl_msg line | protocol-3 request line |
+ *               protocol-2 buffer of DECK_MEDBUF_SIZE }
+ * Deviations from the 1.0 layout, for names up to DECK_MBOX_NAME_MAX and threads: a name entry
+ * is two lines (128 B), and the flow-control areas of protocols 1, 2 and msg_address of
+ * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
+ * different mailboxes never share a msg_address.
+ */
+#ifndef DECK_SCI_H
+#define DECK_SCI_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "seg.h"
+#include "transport.h"
+
+#define SCI_MAX_MBOX   64          /* M: mailboxes one process has at a time */
+#define SCI_MAX_NODES  256         /* one host: the control segment grows with N x M */
+#define SCI_P1_SLOTS   64
+#define SCI_P1_MAX     62          /* protocol 1 carries 0..62 bytes */
+#define SCI_P3_DONE    0xffu       /* the -1 of a protocol-3 signal */
+#define SCI_SEG_CTL    0
+#define SCI_SEG_MSEG   1
+#define SCI_SEG_MBOX0  2
+#define SCI_CHECK_MS   100         /* how often a blocked side looks whether its peer still lives */
+
+/* One name table entry, written by the mailbox's creator into every node's control segment.
+ * `index` is written last (0 = free), so a reader that sees it unchanged around its copy of
+ * the other fields has a consistent entry. */
+typedef struct sci_name {
+    char     name[DECK_MBOX_NAME_MAX];
+    int32_t  node;
+    int32_t  seg_id;
+    int32_t  index;
+    uint8_t  pad[2 * DECK_SEG_LINE - DECK_MBOX_NAME_MAX - 12];
+} sci_name_t;
+
+/* Flow control, one line per (receiver node, mailbox slot) in the SENDER's control segment,
+ * written only by the receiver. */
+typedef struct sci_flow {
+    uint32_t p1_read;              /* protocol-1 packets consumed (a counter) */
+    uint32_t p3_tag;               /* protocol-3 window number; written after p3_off/p3_len */
+    uint64_t p2_pos;               /* protocol 2: receiver's cursor | round << 32 */
+    uint64_t p3_off;               /* msg_address: window offset in the receiver's message segment */
+    uint64_t p3_len;               /* window length */
+    uint8_t  pad[DECK_SEG_LINE - 32];
+} sci_flow_t;
+
+/* Protocol-2 header line in front of each body in the protocol-2 buffer. */
+typedef struct sci_p2_header {
+    uint32_t datalen, real_datalen, seq;
+    uint8_t  pad[DECK_SEG_LINE - 12];
+} sci_p2_header_t;
+
+/* Protocol-3 request line: what the signal byte asks for. `filled` acknowledges a window that
+ * is not the last (chunked fallback); the last one is acknowledged by the -1 signal. */
+typedef struct sci_p3_request {
+    uint32_t seq;
+    uint32_t filled;
+    uint64_t size;
+    uint8_t  pad[DECK_SEG_LINE - 16];
+} sci_p3_request_t;
+
+_Static_assert(sizeof(sci_name_t) == 2 * DECK_SEG_LINE, "a name entry is two lines");
+_Static_assert(sizeof(sci_flow_t) == DECK_SEG_LINE, "a flow entry is one line");
+
+typedef struct sci_config {
+    size_t buf_limit;              /* DECK_MSG_BUF_LIMIT: protocol 2 up to here, 3 above */
+    size_t medbuf;                 /* DECK_MEDBUF_SIZE: protocol-2 buffer per sender */
+    size_t mseg;                   /* DECK_MSEG_SIZE: message segment */
+    long   spin_us;                /* DECK_SPIN_US: polling before blocking; -1 polls only */
+    int    connect_ms;             /* bound on waiting for a peer's segment */
+} sci_config_t;
+
+/* The running transport (sci_transport.c). */
+typedef struct sci_state {
+    int           self, n;
+    sci_config_t  cfg;
+    deck_seg_t    ctl, mseg;       /* ours */
+    deck_seg_t   *peer_ctl;        /* [n], [self] aliases ctl */
+    deck_seg_t   *peer_mseg;       /* [n], attached on first protocol-3 send */
+    int           next_seg_id;
+    uint32_t      barrier_epoch;
+    pthread_mutex_t lock;          /* peer_mseg, the in/out tables, users of mailboxes */
+    pthread_cond_t  idle;          /* a destroyed mailbox lost its last retriever */
+    int            *dead;          /* [n], set once a node is seen dead (never cleared) */
+    struct sci_in  *in[SCI_MAX_MBOX];
+    struct sci_out **out;          /* [n * M], allocated on first post */
+} sci_state_t;
+
+extern sci_state_t sci;
+
+/* ---- layout of the control and mailbox segments (sci_transport.c) ---- */
+deck_bell_t *sci_ctl_bell(int node);
+uint32_t    *sci_ctl_release(int node);
+uint32_t    *sci_ctl_arrive(int node, int from);
+sci_name_t  *sci_name_at(int ctl_node, int owner, int slot);
+sci_flow_t  *sci_flow_at(int ctl_node, int receiver, int slot);
+size_t       sci_mbox_seg_size(void);
+deck_bell_t *sci_mbox_bell(void *mbox_seg);
+uint8_t     *sci_mbox_signal(void *mbox_seg, int sender);
+uint8_t     *sci_mbox_ring(void *mbox_seg, int sender);
+uint64_t    *sci_mbox_ctrl(void *mbox_seg, int sender);
+sci_p3_request_t *sci_mbox_request(void *mbox_seg, int sender);
+uint8_t     *sci_mbox_medbuf(void *mbox_seg, int sender);
+/* A consistent copy of entry (owner, slot) of this process's table; 0 when free. */
+int          sci_name_read(int owner, int slot, sci_name_t *out);
+/* Looks at the node's owner record (a /proc read): slow, for blocked sides only. */
+int          sci_node_alive(int node);
+/* 1 when the node was already seen dead: cheap, for every post. */
+int          sci_node_known_dead(int node);
+int          sci_mseg_attach(int node, deck_seg_t **seg);
+
+/* ---- waiting: poll DECK_SPIN_US, then block on a doorbell (sci_wait.c) ---- */
+typedef struct sci_waiter {
+    deck_bell_t    *bell;
+    int             armed, forever, once, polls;
+    uint32_t        seen;
+    struct timespec spin_end, deadline, next_check;
+} sci_waiter_t;
+
+/* timeout_ms < 0: no bound; 0: the first sci_wait_next already times out. */
+void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms);
+/* Call after a check found nothing; then check again. DECK_OK, DECK_ETIMEDOUT, or DECK_EPEER
+ * when `peer` (>= 0) was found dead (looked at every SCI_CHECK_MS). */
+int  sci_wait_next(sci_waiter_t *w, int peer);
+void sci_wait_end(sci_waiter_t *w);
+
+/* ---- message segment allocator (sci_mseg.c) ---- */
+void  sci_mseg_init(void);
+void *sci_msg_alloc(size_t size);       /* transport hook: NULL below the limit or when full */
+int   sci_msg_free(void *buf);          /* transport hook */
+void *sci_mseg_alloc(size_t size);
+void  sci_mseg_free(void *buf);
+int   sci_mseg_offset(const void *buf, size_t len, uint64_t *off);   /* 1 inside the segment */
+
+/* ---- protocols (sci_send.c, sci_recv.c) ---- */
+int  sci_post(int node, int index, const void *buf, size_t len);
+void sci_out_done(void);
+int  sci_post_self(int index, const void *buf, size_t len);
+int  sci_mbox_created(int index, const char *name);
+void sci_mbox_destroyed(int index);
+int  sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms);
+void sci_in_done(void);
+
+#endif

@@ -1,0 +1,296 @@
+/*
+ * Receiving side of DECK/SCI: the mailbox segments (create publishes the name into every
+ * node's table copy, destroy withdraws it) and deck_mbox_retrv.
+ *
+ * retrv polls node by node, resuming after the node served last; for each node it looks at
+ * protocol 1, 2 and 3 and takes only the message carrying the sequence number it expects from
+ * that node, so the order of one sender is kept across protocols. The protocol-1 packet holds
+ * only 8 bits of it, so its flag is read first and an exact match in protocol 2 or 3 wins over
+ * a packet whose byte merely agrees: anything posted before the packet is visible once the
+ * packet is (the sender's stores are ordered, the flag is read with acquire).
+ *
+ * Protocol 3 receives in place when the receiving message's buffer lies in the message segment
+ * (deck_msg_create above DECK_MSG_BUF_LIMIT puts it there); otherwise it falls back to a chunked
+ * transfer through a window of up to 1 MiB allocated in the message segment, copied out after
+ * each chunk (the fallback DECK 1.0 lacked; it goes through the message segment rather than the
+ * protocol-2 buffer so that it needs no second flow control).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sci.h"
+
+#define WINDOW_MAX (1u << 20)
+#define WINDOW_MIN 4096u
+
+typedef struct sci_from {          /* one mailbox's receiving state for one sending node */
+    uint32_t seq, p1_read, p2_cursor, p2_next, p2_round, p3_tag;
+    uint8_t  p3_next;
+    int      broken;               /* the sender died in the middle of a protocol-3 message */
+} sci_from_t;
+
+typedef struct sci_in {
+    int             index, slot;
+    deck_seg_t      seg;
+    pthread_mutex_t lock;          /* one retriever polls at a time */
+    int             users;         /* retrievers inside sci_retrv (under sci.lock) */
+    int             closed;
+    int             next_node;
+    sci_from_t      from[];
+} sci_in_t;
+
+static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
+
+static void in_free(sci_in_t *in)
+{
+    for (int c = 0; c < sci.n; c++)
+        __atomic_store_n(&sci_name_at(c, sci.self, in->slot)->index, 0, __ATOMIC_RELEASE);
+    deck_seg_remove(&in->seg);
+    pthread_mutex_destroy(&in->lock);
+    free(in);
+}
+
+int sci_mbox_created(int index, const char *name)
+{
+    int slot = index & 0xffff;
+    if (slot >= SCI_MAX_MBOX)
+        return deck_fail(DECK_ENOMEM, "deck_mbox_create: '%s': the sci transport holds %d mailboxes per process", name, SCI_MAX_MBOX);
+    sci_in_t *in = calloc(1, sizeof *in + (size_t)sci.n * sizeof in->from[0]);
+    if (!in) return deck_fail(DECK_ENOMEM, "deck_mbox_create: out of memory");
+    in->index = index;
+    in->slot = slot;
+    for (int i = 0; i < sci.n; i++) in->from[i].p3_next = 1;
+    pthread_mutex_lock(&sci.lock);
+    int id = sci.next_seg_id++;
+    pthread_mutex_unlock(&sci.lock);
+    int rc = deck_seg_export(&in->seg, id, sci_mbox_seg_size());
+    if (rc) { free(in); return rc; }
+    pthread_mutex_init(&in->lock, NULL);
+    /* Fresh flow lines first (the slot may have served an older mailbox), then the name. */
+    for (int c = 0; c < sci.n; c++) memset(sci_flow_at(c, sci.self, slot), 0, sizeof(sci_flow_t));
+    deck_seg_flush();
+    pthread_mutex_lock(&sci.lock);
+    sci.in[slot] = in;
+    pthread_mutex_unlock(&sci.lock);
+    for (int c = 0; c < sci.n; c++) {
+        sci_name_t *e = sci_name_at(c, sci.self, slot);
+        snprintf(e->name, sizeof e->name, "%s", name);
+        e->node = sci.self;
+        e->seg_id = id;
+        __atomic_store_n(&e->index, index, __ATOMIC_RELEASE);
+    }
+    return DECK_OK;
+}
+
+void sci_mbox_destroyed(int index)
+{
+    int slot = index & 0xffff;
+    if (slot >= SCI_MAX_MBOX) return;
+    pthread_mutex_lock(&sci.lock);
+    sci_in_t *in = sci.in[slot];
+    if (!in || in->index != index) { pthread_mutex_unlock(&sci.lock); return; }
+    sci.in[slot] = NULL;
+    __atomic_store_n(&in->closed, 1, __ATOMIC_SEQ_CST);
+    deck_bell_ring(sci_mbox_bell(in->seg.addr));
+    while (in->users > 0) pthread_cond_wait(&sci.idle, &sci.lock);
+    pthread_mutex_unlock(&sci.lock);
+    in_free(in);
+}
+
+void sci_in_done(void)
+{
+    for (int s = 0; s < SCI_MAX_MBOX; s++)
+        if (sci.in[s]) { in_free(sci.in[s]); sci.in[s] = NULL; }
+}
+
+int sci_post_self(int index, const void *buf, size_t len)
+{
+    deck_qmsg_t *q = deck_qmsg_alloc(len);
+    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
+    if (len) memcpy(q->data, buf, len);
+    int rc = deck_table_deliver(index, q);
+    pthread_mutex_lock(&sci.lock);
+    sci_in_t *in = sci.in[index & 0xffff];
+    if (!rc && in && in->index == index) deck_bell_ring(sci_mbox_bell(in->seg.addr));
+    pthread_mutex_unlock(&sci.lock);
+    return rc;
+}
+
+/* ---- the three protocols; each returns 1 (taken), 0 or a negative DECK_E* ---- */
+
+static int truncated(size_t len, const deck_msg_t *msg, int p)
+{
+    return deck_fail(DECK_ETRUNC, "deck_mbox_retrv: incoming message of %zu bytes (protocol %d), receiving message "
+                     "holds %lu (message left in the mailbox)", len, p, msg->size);
+}
+
+static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_msg_t *msg)
+{
+    sci_from_t *st = &in->from[i];
+    size_t len = flag & 0x3f;
+    if (len > SCI_P1_MAX) return deck_fail(DECK_EIO, "deck_mbox_retrv: corrupt protocol-1 packet from node %d", i);
+    if (len > msg->size) return truncated(len, msg, 1);
+    memcpy(msg->buf, pkt, len);
+    msg->len = len;
+    msg->pos = 0;
+    st->p1_read++;
+    st->seq++;
+    __atomic_store_n(&sci_flow_at(i, sci.self, in->slot)->p1_read, st->p1_read, __ATOMIC_RELEASE);
+    ring_sender(i);
+    return 1;
+}
+
+static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *msg)
+{
+    sci_from_t *st = &in->from[i];
+    if (h->datalen > h->real_datalen || h->real_datalen > sci.cfg.medbuf - DECK_SEG_LINE - st->p2_cursor)
+        return deck_fail(DECK_EIO, "deck_mbox_retrv: corrupt protocol-2 header from node %d", i);
+    if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
+    memcpy(msg->buf, h + 1, h->datalen);
+    msg->len = h->datalen;
+    msg->pos = 0;
+    st->p2_cursor += DECK_SEG_LINE + h->real_datalen;
+    st->p2_next++;
+    st->seq++;
+    __atomic_store_n(&sci_flow_at(i, sci.self, in->slot)->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32,
+                     __ATOMIC_RELEASE);
+    ring_sender(i);
+    return 1;
+}
+
+/* Names a window to the sender (msg_address) and waits until it is filled. */
+static int p3_window(sci_in_t *in, int i, uint64_t off, size_t len, int *last)
+{
+    sci_from_t *st = &in->from[i];
+    sci_flow_t *f = sci_flow_at(i, sci.self, in->slot);
+    uint8_t *signal = sci_mbox_signal(in->seg.addr, i);
+    sci_p3_request_t *req = sci_mbox_request(in->seg.addr, i);
+    st->p3_tag++;
+    __atomic_store_n(&f->p3_off, off, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->p3_len, (uint64_t)len, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->p3_tag, st->p3_tag, __ATOMIC_RELEASE);
+    ring_sender(i);
+    sci_waiter_t w;
+    sci_wait_start(&w, sci_mbox_bell(in->seg.addr), -1);
+    int rc = DECK_OK;
+    for (;;) {
+        /* -1 ends the message; the sender may already have replaced it by its next request. */
+        if (__atomic_load_n(signal, __ATOMIC_ACQUIRE) != st->p3_next) { *last = 1; break; }
+        if (__atomic_load_n(&req->filled, __ATOMIC_ACQUIRE) == st->p3_tag) { *last = 0; break; }
+        if ((rc = sci_wait_next(&w, i))) break;
+    }
+    sci_wait_end(&w);
+    if (rc) {
+        st->broken = 1;
+        return deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d went away in the middle of a %zu-byte message", i, len);
+    }
+    return DECK_OK;
+}
+
+static int take_p3(sci_in_t *in, int i, size_t size, deck_msg_t *msg)
+{
+    if (size > msg->size) return truncated(size, msg, 3);
+    uint64_t off;
+    size_t win = size;
+    void *bounce = NULL;
+    if (!sci_mseg_offset(msg->buf, size, &off)) {
+        win = size < WINDOW_MAX ? size : WINDOW_MAX;
+        while (!(bounce = sci_mseg_alloc(win)) && win > WINDOW_MIN) win /= 2;
+        if (!bounce)
+            return deck_fail(DECK_ENOMEM, "deck_mbox_retrv: no room in the message segment (DECK_MSEG_SIZE) for a "
+                             "receive window");
+        sci_mseg_offset(bounce, win, &off);
+    }
+    int rc = DECK_OK, last = 0;
+    for (size_t done = 0; done < size && rc == DECK_OK;) {
+        size_t wl = size - done < win ? size - done : win;
+        if (!(rc = p3_window(in, i, off, wl, &last))) {
+            if (bounce) memcpy(msg->buf + done, bounce, wl);
+            done += wl;
+            if (last != (done == size)) rc = deck_fail(DECK_EIO, "deck_mbox_retrv: node %d ended a message early", i);
+        }
+    }
+    if (bounce) sci_mseg_free(bounce);
+    if (rc) { in->from[i].broken = 1; return rc; }
+    msg->len = size;
+    msg->pos = 0;
+    in->from[i].p3_next = (uint8_t)(in->from[i].p3_next % 127 + 1);
+    in->from[i].seq++;
+    return 1;
+}
+
+static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg)
+{
+    sci_from_t *st = &in->from[i];
+    void *seg = in->seg.addr;
+    if (i == sci.self) return deck_entry_poll(entry, msg);
+    if (st->broken) return 0;
+    const uint8_t *pkt = sci_mbox_ring(seg, i) + (size_t)(st->p1_read % SCI_P1_SLOTS) * DECK_SEG_LINE;
+    uint8_t flag = __atomic_load_n(pkt + DECK_SEG_LINE - 1, __ATOMIC_ACQUIRE);   /* first: see above */
+    int p1 = (flag & 0xc0) == (0x80 | ((st->p1_read / SCI_P1_SLOTS) & 1) << 6) && pkt[62] == (uint8_t)st->seq;
+
+    uint64_t ctrl = __atomic_load_n(sci_mbox_ctrl(seg, i), __ATOMIC_ACQUIRE);
+    if ((uint32_t)(ctrl >> 32) != st->p2_round) {
+        /* The sender began a new round: it waited until we had taken all of the last one. */
+        st->p2_round = (uint32_t)(ctrl >> 32);
+        st->p2_cursor = 0;
+        st->p2_next = 0;
+    }
+    if ((uint32_t)ctrl != st->p2_next) {
+        const sci_p2_header_t *h = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
+        if (h->seq == st->seq) return take_p2(in, i, h, msg);
+    }
+    const sci_p3_request_t *req = sci_mbox_request(seg, i);
+    if (__atomic_load_n(sci_mbox_signal(seg, i), __ATOMIC_ACQUIRE) == st->p3_next && req->seq == st->seq)
+        return take_p3(in, i, req->size, msg);
+    return p1 ? take_p1(in, i, pkt, flag, msg) : 0;
+}
+
+static int scan(sci_in_t *in, void *entry, deck_msg_t *msg)
+{
+    for (int k = 0; k < sci.n; k++) {
+        int i = (in->next_node + k) % sci.n;
+        int r = take_from(in, entry, i, msg);
+        if (r == 1) in->next_node = (i + 1) % sci.n;
+        if (r) return r;
+    }
+    return 0;
+}
+
+int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
+{
+    int slot = index & 0xffff;
+    pthread_mutex_lock(&sci.lock);
+    sci_in_t *in = slot < SCI_MAX_MBOX ? sci.in[slot] : NULL;
+    if (in && in->index == index) in->users++;
+    pthread_mutex_unlock(&sci.lock);
+    if (!in || in->index != index) return deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox %d is destroyed", index);
+
+    sci_waiter_t w;
+    sci_wait_start(&w, sci_mbox_bell(in->seg.addr), timeout_ms);
+    pthread_mutex_lock(&in->lock);
+    int rc;
+    for (;;) {
+        if (__atomic_load_n(&in->closed, __ATOMIC_SEQ_CST)) {
+            rc = deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox destroyed while waiting");
+            break;
+        }
+        if ((rc = scan(in, entry, msg))) break;
+        int watch = deck_entry_watched(entry);
+        pthread_mutex_unlock(&in->lock);
+        rc = sci_wait_next(&w, watch);
+        pthread_mutex_lock(&in->lock);
+        if (rc == DECK_EPEER && !(rc = scan(in, entry, msg))) {      /* what it sent before dying counts */
+            rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d has gone away", watch);
+            break;
+        }
+        if (rc == DECK_ETIMEDOUT) rc = deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within %d ms", timeout_ms);
+        if (rc) break;
+    }
+    pthread_mutex_unlock(&in->lock);
+    sci_wait_end(&w);
+    pthread_mutex_lock(&sci.lock);
+    if (--in->users == 0 && in->closed) pthread_cond_broadcast(&sci.idle);
+    pthread_mutex_unlock(&sci.lock);
+    return rc == 1 ? DECK_OK : rc;
+}

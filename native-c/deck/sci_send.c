@@ -1,0 +1,227 @@
+/*
+ * Sending side of the three DECK/SCI protocols (deck.md "DECK/SCI"):
+ *   protocol 1, 0..62 B: one 64-byte packet in the per-sender ring of the mailbox;
+ *   protocol 2, 63 B..DECK_MSG_BUF_LIMIT: header + body in the per-sender buffer, flush, then
+ *     one control word {next_msg, round}; wrap-around by rounds;
+ *   protocol 3, above: rendezvous, the data written straight into the receiver's buffer.
+ * One sequence number per (this process, mailbox) is shared by the three so that the receiver
+ * keeps their order. Threads of one process posting to one mailbox take turns on its lock.
+ * A sender only ever polls its own control segment (the flow lines the receiver writes).
+ * Posts to a mailbox of this same process are queued locally instead (sci_post_self), as with
+ * tcp: a full ring or a rendezvous with itself would block a thread that also retrieves.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "sci.h"
+
+typedef struct sci_out {
+    pthread_mutex_t lock;
+    int        index;              /* the mailbox this mapping serves; 0: none */
+    int        broken;             /* a protocol step failed half-way: the stream is unusable */
+    struct timespec next_check;    /* when to look again whether the receiver lives */
+    deck_seg_t seg;
+    uint32_t   seq, p1_sent, p2_cursor, p2_next, p2_round, p3_tag;
+    uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
+} sci_out_t;
+
+static sci_out_t *out_get(int node, int slot)
+{
+    sci_out_t *o = NULL;
+    pthread_mutex_lock(&sci.lock);
+    if (!sci.out) sci.out = calloc((size_t)sci.n * SCI_MAX_MBOX, sizeof *sci.out);
+    if (sci.out) {
+        sci_out_t **p = &sci.out[(size_t)node * SCI_MAX_MBOX + slot];
+        if (!*p && (*p = calloc(1, sizeof **p))) pthread_mutex_init(&(*p)->lock, NULL);
+        o = *p;
+    }
+    pthread_mutex_unlock(&sci.lock);
+    return o;
+}
+
+void sci_out_done(void)
+{
+    for (size_t i = 0; sci.out && i < (size_t)sci.n * SCI_MAX_MBOX; i++) {
+        sci_out_t *o = sci.out[i];
+        if (!o) continue;
+        deck_seg_disconnect(&o->seg);
+        pthread_mutex_destroy(&o->lock);
+        free(o);
+    }
+    free(sci.out);
+    sci.out = NULL;
+}
+
+static int gone(int node, int index)
+{
+    return deck_fail(DECK_ENOTFOUND, "deck_mbox_post: mailbox %d of node %d does not exist (any more)", index, node);
+}
+
+/* Writes into the segment of a dead process would succeed unnoticed: a post fails once the
+ * receiver is known dead, looking at its owner record at most every SCI_CHECK_MS. */
+static int receiver_lost(sci_out_t *o, int node)
+{
+    if (!sci_node_known_dead(node)) {
+        if (!deck_deadline_passed(&o->next_check)) return DECK_OK;
+        deck_deadline(&o->next_check, SCI_CHECK_MS);
+        if (sci_node_alive(node)) return DECK_OK;
+    }
+    return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
+}
+
+/* Maps the mailbox segment of (node, index) named in our copy of the table, once. */
+static int bind(sci_out_t *o, int node, int index)
+{
+    int rc = receiver_lost(o, node);
+    if (rc) return rc;
+    sci_name_t e;
+    if (!sci_name_read(node, index & 0xffff, &e) || e.index != index) return gone(node, index);
+    if (o->index == index)
+        return o->broken ? deck_fail(DECK_EIO, "deck_mbox_post: the stream to mailbox '%s' broke earlier", e.name) : DECK_OK;
+    deck_seg_disconnect(&o->seg);       /* the mailbox of this slot was re-created */
+    rc = deck_seg_attach(&o->seg, node, e.seg_id, sci.cfg.connect_ms);
+    o->index = 0;
+    o->broken = 0;
+    o->seq = o->p1_sent = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
+    o->p3_next = 1;
+    if (rc) return rc;
+    o->index = index;
+    return DECK_OK;
+}
+
+/* What a blocked sender waits for, read from its own control segment. */
+typedef int (*ready_fn)(const sci_out_t *o, sci_flow_t *f);
+
+static int p1_room(const sci_out_t *o, sci_flow_t *f)
+{
+    return o->p1_sent - __atomic_load_n(&f->p1_read, __ATOMIC_ACQUIRE) < SCI_P1_SLOTS;
+}
+
+static int p2_caught_up(const sci_out_t *o, sci_flow_t *f)
+{
+    return __atomic_load_n(&f->p2_pos, __ATOMIC_ACQUIRE) == (o->p2_cursor | (uint64_t)o->p2_round << 32);
+}
+
+static int p3_window(const sci_out_t *o, sci_flow_t *f)
+{
+    return __atomic_load_n(&f->p3_tag, __ATOMIC_ACQUIRE) == o->p3_tag;
+}
+
+static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
+{
+    int slot = o->index & 0xffff;
+    sci_flow_t *f = sci_flow_at(sci.self, node, slot);
+    sci_name_t *e = sci_name_at(sci.self, node, slot);
+    if (ready(o, f)) return DECK_OK;
+    sci_waiter_t w;
+    sci_wait_start(&w, sci_ctl_bell(sci.self), -1);
+    int rc = DECK_OK;
+    while (!ready(o, f)) {
+        if (__atomic_load_n(&e->index, __ATOMIC_ACQUIRE) != o->index) { rc = gone(node, o->index); break; }
+        if ((rc = sci_wait_next(&w, node))) {
+            rc = deck_fail(DECK_EPEER, "deck_mbox_post: node %d went away while this post waited for %s", node, what);
+            break;
+        }
+    }
+    sci_wait_end(&w);
+    return rc;
+}
+
+static void ring_receiver(sci_out_t *o) { deck_bell_ring(sci_mbox_bell(o->seg.addr)); }
+
+static int post_p1(sci_out_t *o, int node, const void *buf, size_t len)
+{
+    int rc = wait_flow(o, node, p1_room, "room in the protocol-1 ring");
+    if (rc) return rc;
+    uint8_t *pkt = sci_mbox_ring(o->seg.addr, sci.self) + (size_t)(o->p1_sent % SCI_P1_SLOTS) * DECK_SEG_LINE;
+    uint8_t line[DECK_SEG_LINE] __attribute__((aligned(DECK_SEG_LINE)));
+    if (len) memcpy(line, buf, len);
+    line[62] = (uint8_t)o->seq;
+    /* byte 63, next_msg: valid bit, the ring lap's parity (a slot never sees the same flag
+     * twice in a row) and the length; stored last, so the packet is whole when it shows. */
+    uint8_t flag = (uint8_t)(0x80 | ((o->p1_sent / SCI_P1_SLOTS) & 1) << 6 | len);
+    memcpy(pkt, line, DECK_SEG_LINE - 1);
+    __atomic_store_n(pkt + DECK_SEG_LINE - 1, flag, __ATOMIC_RELEASE);
+    o->p1_sent++;
+    o->seq++;
+    ring_receiver(o);
+    return DECK_OK;
+}
+
+static int post_p2(sci_out_t *o, int node, const void *buf, size_t len)
+{
+    size_t real = deck_seg_roundup(len), need = DECK_SEG_LINE + real;
+    if (o->p2_cursor + need > sci.cfg.medbuf) {
+        /* Wrap-around: once the receiver has taken everything of this round, start the next
+         * round at the beginning of the buffer. */
+        int rc = wait_flow(o, node, p2_caught_up, "the protocol-2 buffer to empty");
+        if (rc) return rc;
+        o->p2_round = (o->p2_round + 1) & 0xff;
+        o->p2_cursor = 0;
+        o->p2_next = 0;
+    }
+    uint8_t *at = sci_mbox_medbuf(o->seg.addr, sci.self) + o->p2_cursor;
+    sci_p2_header_t h = { .datalen = (uint32_t)len, .real_datalen = (uint32_t)real, .seq = o->seq };
+    memcpy(at, &h, sizeof h);
+    memcpy(at + sizeof h, buf, len);
+    deck_seg_flush();              /* the body is in place before the control word shows it */
+    o->p2_next++;
+    __atomic_store_n(sci_mbox_ctrl(o->seg.addr, sci.self), o->p2_next | (uint64_t)o->p2_round << 32, __ATOMIC_RELEASE);
+    o->p2_cursor += (uint32_t)need;
+    o->seq++;
+    ring_receiver(o);
+    return DECK_OK;
+}
+
+/* Protocol 3: ask with the signal byte, then fill each window the receiver names in our
+ * msg_address (one window: its message buffer, zero copy; several: the chunked fallback). */
+static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
+{
+    sci_p3_request_t *req = sci_mbox_request(o->seg.addr, sci.self);
+    uint8_t *signal = sci_mbox_signal(o->seg.addr, sci.self);
+    sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
+    deck_seg_t *mseg;
+    int rc = sci_mseg_attach(node, &mseg);
+    if (rc) return rc;
+    req->seq = o->seq;
+    req->size = len;
+    __atomic_store_n(signal, o->p3_next, __ATOMIC_RELEASE);
+    ring_receiver(o);
+    for (size_t done = 0; done < len;) {
+        o->p3_tag++;
+        if ((rc = wait_flow(o, node, p3_window, "the receiver's buffer address"))) break;
+        uint64_t off = __atomic_load_n(&f->p3_off, __ATOMIC_RELAXED), wl = __atomic_load_n(&f->p3_len, __ATOMIC_RELAXED);
+        if (wl == 0 || wl > len - done || off > mseg->size || wl > mseg->size - off) {
+            rc = deck_fail(DECK_EIO, "deck_mbox_post: node %d named a bad buffer window (%llu+%llu)", node,
+                           (unsigned long long)off, (unsigned long long)wl);
+            break;
+        }
+        memcpy((char *)mseg->addr + off, (const char *)buf + done, wl);
+        done += wl;
+        deck_seg_flush();
+        if (done == len) __atomic_store_n(signal, (uint8_t)SCI_P3_DONE, __ATOMIC_RELEASE);
+        else __atomic_store_n(&req->filled, o->p3_tag, __ATOMIC_RELEASE);
+        ring_receiver(o);
+    }
+    if (rc) { o->broken = 1; return rc; }
+    o->p3_next = (uint8_t)(o->p3_next % 127 + 1);
+    o->seq++;
+    return DECK_OK;
+}
+
+int sci_post(int node, int index, const void *buf, size_t len)
+{
+    int slot = index & 0xffff;
+    if (node < 0 || node >= sci.n || index <= 0 || slot >= SCI_MAX_MBOX) return gone(node, index);
+    if (node == sci.self) return sci_post_self(index, buf, len);
+    sci_out_t *o = out_get(node, slot);
+    if (!o) return deck_fail(DECK_ENOMEM, "deck_mbox_post: out of memory");
+    pthread_mutex_lock(&o->lock);
+    int rc = bind(o, node, index);
+    if (!rc) {
+        if (len <= SCI_P1_MAX) rc = post_p1(o, node, buf, len);
+        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, buf, len);
+        else rc = post_p3(o, node, buf, len);
+    }
+    pthread_mutex_unlock(&o->lock);
+    return rc;
+}

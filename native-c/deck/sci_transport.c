@@ -1,0 +1,271 @@
+/*
+ * The sci transport's function table and the segments every process makes at deck_init: its
+ * control segment (barrier, replicated mailbox name table, flow control) and its message
+ * segment; the control segments of all peers are mapped before deck_init returns. Static runs
+ * on one host only (POSIX shared memory); a dynamic run is refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sci.h"
+
+sci_state_t sci;
+
+#define MBOX_AREA_P1    0
+#define MBOX_AREA_CTRL  (SCI_P1_SLOTS * DECK_SEG_LINE)
+#define MBOX_AREA_REQ   (MBOX_AREA_CTRL + DECK_SEG_LINE)
+#define MBOX_AREA_BUF   (MBOX_AREA_REQ + DECK_SEG_LINE)
+
+/* ---- layout ---- */
+
+static size_t barrier_bytes(void) { return deck_seg_roundup(4 + 4 * (size_t)sci.n); }
+static size_t names_off(void)     { return DECK_SEG_LINE + barrier_bytes(); }
+static size_t flows_off(void)     { return names_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_name_t); }
+static size_t ctl_size(void)      { return flows_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_flow_t); }
+static char  *ctl(int node)       { return sci.peer_ctl[node].addr; }
+
+deck_bell_t *sci_ctl_bell(int node)          { return (deck_bell_t *)ctl(node); }
+uint32_t    *sci_ctl_release(int node)       { return (uint32_t *)(ctl(node) + DECK_SEG_LINE); }
+uint32_t    *sci_ctl_arrive(int node, int from) { return sci_ctl_release(node) + 1 + from; }
+
+sci_name_t *sci_name_at(int ctl_node, int owner, int slot)
+{
+    return (sci_name_t *)(ctl(ctl_node) + names_off()) + (size_t)owner * SCI_MAX_MBOX + slot;
+}
+
+sci_flow_t *sci_flow_at(int ctl_node, int receiver, int slot)
+{
+    return (sci_flow_t *)(ctl(ctl_node) + flows_off()) + (size_t)receiver * SCI_MAX_MBOX + slot;
+}
+
+static size_t signals_bytes(void) { return deck_seg_roundup((size_t)sci.n); }
+static size_t area_bytes(void)    { return MBOX_AREA_BUF + deck_seg_roundup(sci.cfg.medbuf); }
+static char  *area(void *seg, int sender)
+{
+    return (char *)seg + DECK_SEG_LINE + signals_bytes() + (size_t)sender * area_bytes();
+}
+
+size_t       sci_mbox_seg_size(void)               { return DECK_SEG_LINE + signals_bytes() + (size_t)sci.n * area_bytes(); }
+deck_bell_t *sci_mbox_bell(void *seg)               { return seg; }
+uint8_t     *sci_mbox_signal(void *seg, int sender) { return (uint8_t *)seg + DECK_SEG_LINE + sender; }
+uint8_t     *sci_mbox_ring(void *seg, int sender)   { return (uint8_t *)area(seg, sender) + MBOX_AREA_P1; }
+uint64_t    *sci_mbox_ctrl(void *seg, int sender)   { return (uint64_t *)(area(seg, sender) + MBOX_AREA_CTRL); }
+sci_p3_request_t *sci_mbox_request(void *seg, int sender) { return (sci_p3_request_t *)(area(seg, sender) + MBOX_AREA_REQ); }
+uint8_t     *sci_mbox_medbuf(void *seg, int sender) { return (uint8_t *)area(seg, sender) + MBOX_AREA_BUF; }
+
+/* ---- configuration ---- */
+
+/* A size from the environment: `dflt` when unset; DECK_ECONFIG naming it when not in range. */
+static int env_size(const char *name, long long dflt, long long min, long long max, long long *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) { *out = dflt; return DECK_OK; }
+    char *e;
+    errno = 0;
+    long long x = strtoll(v, &e, 10);
+    if (*e || errno || x < min || x > max)
+        return deck_fail(DECK_ECONFIG, "deck_init: %s='%s' is not a number in %lld..%lld", name, v, min, max);
+    *out = x;
+    return DECK_OK;
+}
+
+static int read_config(sci_config_t *c)
+{
+    long long limit, medbuf, mseg, spin;
+    int rc;
+    if ((rc = env_size("DECK_MSG_BUF_LIMIT", 8192, SCI_P1_MAX, 1LL << 30, &limit)) ||
+        (rc = env_size("DECK_MEDBUF_SIZE", 24768, 128, 1LL << 31, &medbuf)) ||
+        (rc = env_size("DECK_MSEG_SIZE", 64LL << 20, 1LL << 16, 1LL << 40, &mseg)) ||
+        (rc = env_size("DECK_SPIN_US", 30, -1, 1000000, &spin)))
+        return rc;
+    /* The largest protocol-2 message, header included, must fit the buffer. */
+    if ((size_t)medbuf < deck_seg_roundup((size_t)limit) + DECK_SEG_LINE)
+        return deck_fail(DECK_ECONFIG, "deck_init: DECK_MEDBUF_SIZE=%lld must be at least DECK_MSG_BUF_LIMIT "
+                         "rounded up to 64 plus 64 (%zu)", medbuf, deck_seg_roundup((size_t)limit) + DECK_SEG_LINE);
+    c->buf_limit = (size_t)limit;
+    c->medbuf = (size_t)medbuf;
+    c->mseg = (size_t)mseg;
+    c->spin_us = (long)spin;
+    c->connect_ms = deck_env_int("DECK_CLONE_TIMEOUT_MS", 10000);
+    return DECK_OK;
+}
+
+/* ---- life cycle ---- */
+
+static void release_all(void)
+{
+    sci_in_done();
+    sci_out_done();
+    for (int i = 0; sci.peer_ctl && i < sci.n; i++)
+        if (i != sci.self) deck_seg_disconnect(&sci.peer_ctl[i]);
+    for (int i = 0; sci.peer_mseg && i < sci.n; i++)
+        if (i != sci.self) deck_seg_disconnect(&sci.peer_mseg[i]);
+    free(sci.peer_ctl);
+    free(sci.peer_mseg);
+    free(sci.dead);
+    deck_seg_remove(&sci.mseg);
+    deck_seg_remove(&sci.ctl);
+    deck_seg_close();
+    pthread_cond_destroy(&sci.idle);
+    pthread_mutex_destroy(&sci.lock);
+    memset(&sci, 0, sizeof sci);
+}
+
+static int sci_barrier(void);
+
+static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
+{
+    memset(&sci, 0, sizeof sci);
+    char key[32];
+    int rc = read_config(&sci.cfg);
+    if (rc) return rc;
+    if (nnodes > SCI_MAX_NODES)
+        return deck_fail(DECK_ECONFIG, "deck_init: the sci transport runs at most %d processes, not %d", SCI_MAX_NODES, nnodes);
+    if ((rc = deck_seg_run_key(deck_core_nodes_file(), key, sizeof key)) || (rc = deck_seg_open(self, key))) return rc;
+    sci.self = self;
+    sci.n = nnodes;
+    sci.next_seg_id = SCI_SEG_MBOX0;
+    pthread_mutex_init(&sci.lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&sci.idle, &attr);
+    pthread_condattr_destroy(&attr);
+    sci.peer_ctl = calloc((size_t)nnodes, sizeof *sci.peer_ctl);
+    sci.peer_mseg = calloc((size_t)nnodes, sizeof *sci.peer_mseg);
+    sci.dead = calloc((size_t)nnodes, sizeof *sci.dead);
+    if (!sci.peer_ctl || !sci.peer_mseg || !sci.dead) rc = deck_fail(DECK_ENOMEM, "deck_init: out of memory");
+    if (!rc) rc = deck_seg_export(&sci.ctl, SCI_SEG_CTL, ctl_size());
+    if (!rc) rc = deck_seg_export(&sci.mseg, SCI_SEG_MSEG, sci.cfg.mseg);
+    if (!rc) sci_mseg_init();
+    for (int i = 0; !rc && i < nnodes; i++) {
+        if (i == self) sci.peer_ctl[i] = sci.ctl;            /* an alias: never unmapped twice */
+        else rc = deck_seg_attach(&sci.peer_ctl[i], i, SCI_SEG_CTL, sci.cfg.connect_ms);
+    }
+    /* Nobody leaves (and unlinks its segments) before everybody has mapped them. */
+    if (!rc) rc = sci_barrier();
+    if (rc) release_all();
+    return rc;
+}
+
+static int sci_init_dynamic(int self)
+{
+    return deck_fail(DECK_ESTATE, "deck_init_dynamic: the sci transport needs a static run (deck_init with a nodes file)");
+}
+
+static void sci_done(void) { release_all(); }
+
+int sci_node_alive(int node)
+{
+    if (node == sci.self) return 1;
+    if (node < 0 || node >= sci.n || sci_node_known_dead(node)) return 0;
+    if (deck_seg_owner_alive(&sci.peer_ctl[node])) return 1;
+    __atomic_store_n(&sci.dead[node], 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+int sci_node_known_dead(int node) { return __atomic_load_n(&sci.dead[node], __ATOMIC_RELAXED); }
+
+static int sci_peer_gone(int node) { return node >= 0 && node < sci.n && !sci_node_alive(node); }
+static int sci_peer_count(void)    { return sci.n - 1; }
+
+static int sci_peer_at(int i, int *id)
+{
+    if (i < 0 || i >= sci.n - 1) return DECK_ENOTFOUND;
+    *id = i < sci.self ? i : i + 1;
+    return DECK_OK;
+}
+
+int sci_mseg_attach(int node, deck_seg_t **seg)
+{
+    if (node == sci.self) { *seg = &sci.mseg; return DECK_OK; }
+    int rc = DECK_OK;
+    pthread_mutex_lock(&sci.lock);
+    if (!sci.peer_mseg[node].base) rc = deck_seg_attach(&sci.peer_mseg[node], node, SCI_SEG_MSEG, sci.cfg.connect_ms);
+    pthread_mutex_unlock(&sci.lock);
+    *seg = &sci.peer_mseg[node];
+    return rc;
+}
+
+/* ---- names ---- */
+
+int sci_name_read(int owner, int slot, sci_name_t *out)
+{
+    sci_name_t *e = sci_name_at(sci.self, owner, slot);
+    for (;;) {
+        int32_t before = __atomic_load_n(&e->index, __ATOMIC_ACQUIRE);
+        if (!before) return 0;
+        memcpy(out, e, sizeof *out);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&e->index, __ATOMIC_RELAXED) == before) {
+            out->index = before;
+            out->name[DECK_MBOX_NAME_MAX - 1] = '\0';
+            return 1;
+        }
+    }
+}
+
+static int sci_lookup(int node, const char *name, int *index)
+{
+    sci_name_t e;
+    for (int slot = 0; slot < SCI_MAX_MBOX; slot++)
+        if (sci_name_read(node, slot, &e) && strcmp(e.name, name) == 0) { *index = e.index; return DECK_OK; }
+    return DECK_ENOTFOUND;
+}
+
+/* ---- barrier: everybody reports to node 0's control segment, node 0 releases each one ---- */
+
+static int wait_word(uint32_t *word, uint32_t want, int peer)
+{
+    sci_waiter_t w;
+    sci_wait_start(&w, sci_ctl_bell(sci.self), -1);
+    int rc = DECK_OK;
+    while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != want && !(rc = sci_wait_next(&w, peer))) {}
+    sci_wait_end(&w);
+    return rc == DECK_EPEER ? deck_fail(DECK_EPEER, "deck_barrier: node %d has gone away", peer) : rc;
+}
+
+static int sci_barrier(void)
+{
+    uint32_t epoch = ++sci.barrier_epoch;
+    __atomic_store_n(sci_ctl_arrive(0, sci.self), epoch, __ATOMIC_RELEASE);
+    deck_bell_ring(sci_ctl_bell(0));
+    if (sci.self != 0) return wait_word(sci_ctl_release(sci.self), epoch, 0);
+    for (int i = 1; i < sci.n; i++) {
+        int rc = wait_word(sci_ctl_arrive(0, i), epoch, i);
+        if (rc) return rc;
+    }
+    for (int i = 1; i < sci.n; i++) {
+        __atomic_store_n(sci_ctl_release(i), epoch, __ATOMIC_RELEASE);
+        deck_bell_ring(sci_ctl_bell(i));
+    }
+    return DECK_OK;
+}
+
+static int sci_no_dynamic(void)
+{
+    return deck_fail(DECK_ESTATE, "deck: the sci transport has no dynamic run");
+}
+static int sci_contact(char *buf, size_t len) { return sci_no_dynamic(); }
+static int sci_add_peer(int id, const char *host, const char *contact) { return sci_no_dynamic(); }
+
+const deck_transport_t deck_sci_transport = {
+    .name = "sci",
+    .init_static = sci_init_static,
+    .init_dynamic = sci_init_dynamic,
+    .done = sci_done,
+    .post = sci_post,
+    .lookup = sci_lookup,
+    .barrier = sci_barrier,
+    .contact = sci_contact,
+    .add_peer = sci_add_peer,
+    .peer_count = sci_peer_count,
+    .peer_at = sci_peer_at,
+    .peer_gone = sci_peer_gone,
+    .mbox_created = sci_mbox_created,
+    .mbox_destroyed = sci_mbox_destroyed,
+    .retrv = sci_retrv,
+    .msg_alloc = sci_msg_alloc,
+    .msg_free = sci_msg_free,
+};

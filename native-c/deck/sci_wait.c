@@ -1,0 +1,86 @@
+/*
+ * How every side of the sci transport waits: poll its own memory for DECK_SPIN_US (default 30;
+ * the latency of a peer that answers at once), then block on the doorbell of the segment it
+ * polls until a writer rings it, in slices of at most SCI_CHECK_MS so that a dead peer and the
+ * time bound are noticed. DECK_SPIN_US=-1 polls only (benchmarks on idle cores), still looking
+ * at the bound and the peer now and then. Nothing here spins without end.
+ */
+#include <time.h>
+#include "sci.h"
+
+#define POLLS_PER_CLOCK 64         /* polls between two looks at the clock while polling only */
+
+static long ms_until(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (t->tv_sec - now.tv_sec) * 1000L + (t->tv_nsec - now.tv_nsec) / 1000000L;
+}
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
+{
+    w->bell = bell;
+    w->armed = 0;
+    w->polls = 0;
+    w->forever = timeout_ms < 0;
+    w->once = timeout_ms == 0;
+    deck_deadline(&w->deadline, timeout_ms > 0 ? timeout_ms : 0);
+    deck_deadline(&w->next_check, SCI_CHECK_MS);
+    clock_gettime(CLOCK_MONOTONIC, &w->spin_end);
+    long us = sci.cfg.spin_us < 0 ? 0 : sci.cfg.spin_us;
+    w->spin_end.tv_nsec += us * 1000L;
+    w->spin_end.tv_sec += w->spin_end.tv_nsec / 1000000000L;
+    w->spin_end.tv_nsec %= 1000000000L;
+}
+
+/* The bound and the peer, at most every SCI_CHECK_MS for the peer. */
+static int check(sci_waiter_t *w, int peer)
+{
+    if (!w->forever && deck_deadline_passed(&w->deadline)) return DECK_ETIMEDOUT;
+    if (peer >= 0 && deck_deadline_passed(&w->next_check)) {
+        deck_deadline(&w->next_check, SCI_CHECK_MS);
+        if (!sci_node_alive(peer)) return DECK_EPEER;
+    }
+    return DECK_OK;
+}
+
+int sci_wait_next(sci_waiter_t *w, int peer)
+{
+    if (w->once) return DECK_ETIMEDOUT;
+    if (sci.cfg.spin_us < 0 || !deck_deadline_passed(&w->spin_end)) {
+        cpu_relax();
+        if (++w->polls % POLLS_PER_CLOCK) return DECK_OK;
+        return check(w, peer);
+    }
+    if (!w->armed) {
+        /* Arm, read the bell, and let the caller look once more: a ring after this read makes
+         * the wait below return at once. */
+        deck_bell_arm(w->bell);
+        w->armed = 1;
+        w->seen = deck_bell_read(w->bell);
+        return check(w, peer);
+    }
+    long slice = SCI_CHECK_MS;
+    if (!w->forever) {
+        long left = ms_until(&w->deadline);
+        if (left < slice) slice = left > 0 ? left : 0;
+    }
+    if (slice > 0) deck_bell_wait(w->bell, w->seen, (int)slice);
+    w->seen = deck_bell_read(w->bell);
+    return check(w, peer);
+}
+
+void sci_wait_end(sci_waiter_t *w)
+{
+    if (w->armed) deck_bell_disarm(w->bell);
+    w->armed = 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * Shared segments for DECK/SCI, shaped like Dolphin's SISCI API so that a SISCI backend can
+ * replace the POSIX shared-memory one (seg_shm.c) without touching the protocols (sci_*.c):
+ *
+ *   owner side:  create (node-unique id) -> prepare -> map_local -> set_available ... remove
+ *   user side:   connect (node, id; waits bounded until available) -> map_remote ... disconnect
+ *   both:        flush() drains earlier stores (SCI's write-buffer flush; a full fence here)
+ *
+ * Every mapping is 64-byte aligned; the user area of a segment starts at `addr`. Each segment
+ * carries its owner record (pid + process start time) so that deck_seg_reclaim() can unlink the
+ * segments of a process that died without deck_done, and a peer can tell that its owner is gone.
+ *
+ * Doorbells replace SCI's interrupts: a 32-bit word in the waiter's own segment that the writer
+ * bumps (ring); the waiter blocks on it (futex) only after its bounded polling found nothing.
+ */
+#ifndef DECK_SEG_H
+#define DECK_SEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DECK_SEG_LINE 64          /* SCI's transaction size: the unit of every layout */
+#define DECK_SEG_NAME_MAX 96
+
+static inline size_t deck_seg_roundup(size_t n) { return (n + DECK_SEG_LINE - 1) & ~(size_t)(DECK_SEG_LINE - 1); }
+
+typedef struct deck_seg {
+    void  *base;                  /* the whole mapping (owner record first) */
+    void  *addr;                  /* the user area, 64-byte aligned */
+    size_t size;                  /* bytes in the user area */
+    int    node, id;
+    int    fd;                    /* only between create/connect and the map call */
+    int    created;               /* 1: this process owns it (remove unlinks it) */
+    char   name[DECK_SEG_NAME_MAX];
+} deck_seg_t;
+
+/* A doorbell: `bell` is bumped by writers, `waiters` counts blocked readers. One 64-byte line. */
+typedef struct deck_bell {
+    uint32_t bell;
+    uint32_t waiters;
+    uint8_t  pad[DECK_SEG_LINE - 8];
+} deck_bell_t;
+
+/* SCIInitialize + SCIOpen: this process is `self` of the run named by run_key (letters and
+ * digits). Reclaims left-overs of dead processes first. */
+int  deck_seg_open(int self, const char *run_key);
+void deck_seg_close(void);
+/* The run key of a static run: DECK_RUN_KEY when set, else derived from the nodes file's
+ * device, inode and modification time, which all processes of one run share. */
+int  deck_seg_run_key(const char *nodes_file, char *key, size_t len);
+
+int  deck_seg_create(deck_seg_t *s, int id, size_t size);
+int  deck_seg_prepare(deck_seg_t *s);
+int  deck_seg_map_local(deck_seg_t *s);
+int  deck_seg_set_available(deck_seg_t *s);
+/* create + prepare + map_local + set_available: the segment is ready for peers. */
+int  deck_seg_export(deck_seg_t *s, int id, size_t size);
+
+/* Waits up to timeout_ms for segment `id` of `node` to be available with a live owner. */
+int  deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms);
+int  deck_seg_map_remote(deck_seg_t *s);
+/* connect + map_remote. */
+int  deck_seg_attach(deck_seg_t *s, int node, int id, int timeout_ms);
+
+void deck_seg_flush(void);
+/* 1 while the process that created the (mapped) segment lives. */
+int  deck_seg_owner_alive(const deck_seg_t *s);
+
+void deck_seg_disconnect(deck_seg_t *s);   /* user side: unmap */
+void deck_seg_remove(deck_seg_t *s);       /* owner side: unmap and unlink */
+
+/* Unlinks every segment of this user whose owner has died; returns how many. */
+int  deck_seg_reclaim(void);
+
+/* Waiter: arm (count itself in), read, re-check its condition, wait(read value), ..., disarm.
+ * A ring after the read makes the wait return at once, so no wake-up is ever lost. */
+void     deck_bell_arm(deck_bell_t *b);
+void     deck_bell_disarm(deck_bell_t *b);
+uint32_t deck_bell_read(deck_bell_t *b);
+/* Blocks while b->bell == seen, at most timeout_ms (spurious returns are allowed). */
+void     deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms);
+/* Writer, after its stores: bumps the bell and wakes the waiters if any is armed. */
+void     deck_bell_ring(deck_bell_t *b);
+
+#endif

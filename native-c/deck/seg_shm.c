@@ -1,0 +1,298 @@
+/*
+ * The POSIX shared-memory backend of the segment layer (seg.h): one host, segments are
+ * /dev/shm objects named "/deck-<uid>-<run key>-<node>-<id>", mode 0600, mmap'ed.
+ *
+ * The first 64 bytes of every object are its owner record {magic, available, pid, start time,
+ * size}; the user area follows, so it is 64-byte aligned like the mapping. A segment whose
+ * owner has died (pid gone, a zombie, or the pid reused by a process with another start time)
+ * is unlinked by the next deck_seg_reclaim(), i.e. at the next deck_init of any run of this
+ * user; a connect never accepts such a left-over as the live segment of the same name.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "internal.h"
+#include "seg.h"
+
+#define SEG_MAGIC 0x4445434b53454731ull      /* "DECKSEG1" */
+#define SEG_RETRY_MS 2
+#define SEG_UNFINISHED_GRACE_S 60            /* a record never completed: creator died in create */
+
+typedef struct seg_owner {
+    uint64_t magic;
+    uint32_t available;
+    int32_t  pid;
+    uint64_t start;                          /* the owner's start time (clock ticks since boot) */
+    uint64_t size;                           /* bytes in the user area */
+    uint8_t  pad[DECK_SEG_LINE - 32];
+} seg_owner_t;
+
+_Static_assert(sizeof(seg_owner_t) == DECK_SEG_LINE, "the owner record is one line");
+
+static struct {
+    int      self;
+    char     key[32];
+    pid_t    pid;
+    uint64_t start;
+} me;
+
+/* Start time and state of a process from /proc/<pid>/stat; 0 when it does not exist. */
+static int proc_info(pid_t pid, uint64_t *start, char *state)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');             /* the command name may hold spaces */
+    if (!p || p[1] != ' ') return 0;
+    *state = p[2];
+    p += 2;
+    for (int field = 3; field < 22; field++) {   /* starttime is field 22 */
+        p = strchr(p, ' ');
+        if (!p) return 0;
+        p++;
+    }
+    *start = strtoull(p, NULL, 10);
+    return 1;
+}
+
+static int owner_alive(const seg_owner_t *o)
+{
+    uint64_t start;
+    char state;
+    if (o->pid <= 0 || !proc_info(o->pid, &start, &state)) return 0;
+    return start == o->start && state != 'Z' && state != 'X';
+}
+
+int deck_seg_run_key(const char *nodes_file, char *key, size_t len)
+{
+    const char *env = getenv("DECK_RUN_KEY");
+    if (env && *env) {
+        size_t n = strlen(env);
+        for (size_t i = 0; i < n; i++)
+            if (!((env[i] >= '0' && env[i] <= '9') || (env[i] >= 'a' && env[i] <= 'z') || (env[i] >= 'A' && env[i] <= 'Z')))
+                n = 0;
+        if (n == 0 || n >= len || n > 24)
+            return deck_fail(DECK_ECONFIG, "deck_init: DECK_RUN_KEY='%s' must be 1..24 letters or digits", env);
+        memcpy(key, env, n + 1);
+        return DECK_OK;
+    }
+    struct stat st;
+    if (stat(nodes_file, &st) != 0)
+        return deck_fail_errno(DECK_ECONFIG, errno, "deck_init: cannot stat nodes file '%s' for the sci run key", nodes_file);
+    uint64_t parts[4] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_mtim.tv_sec,
+                          (uint64_t)st.st_mtim.tv_nsec }, h = 1469598103934665603ull;   /* FNV-1a */
+    const unsigned char *b = (const unsigned char *)parts;
+    for (size_t i = 0; i < sizeof parts; i++) { h ^= b[i]; h *= 1099511628211ull; }
+    snprintf(key, len, "%012llx", (unsigned long long)(h & 0xffffffffffffull));
+    return DECK_OK;
+}
+
+int deck_seg_open(int self, const char *run_key)
+{
+    char state;
+    me.self = self;
+    snprintf(me.key, sizeof me.key, "%s", run_key);
+    me.pid = getpid();
+    if (!proc_info(me.pid, &me.start, &state))
+        return deck_fail(DECK_EIO, "deck_init: cannot read /proc/%d/stat for the segment owner record", (int)me.pid);
+    deck_seg_reclaim();
+    return DECK_OK;
+}
+
+void deck_seg_close(void) { memset(&me, 0, sizeof me); }
+
+static void seg_name(deck_seg_t *s, int node, int id)
+{
+    s->node = node;
+    s->id = id;
+    snprintf(s->name, sizeof s->name, "/deck-%u-%s-%d-%d", (unsigned)getuid(), me.key, node, id);
+}
+
+int deck_seg_create(deck_seg_t *s, int id, size_t size)
+{
+    memset(s, 0, sizeof *s);
+    seg_name(s, me.self, id);
+    s->size = deck_seg_roundup(size);
+    s->fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s->fd < 0)
+        return deck_fail_errno(errno == EEXIST ? DECK_EEXIST : DECK_EIO, errno,
+                               "deck_init: cannot create shared segment %s (another run with the same key?)", s->name);
+    fchmod(s->fd, 0600);                    /* the umask must not widen or narrow it */
+    s->created = 1;
+    return DECK_OK;
+}
+
+int deck_seg_prepare(deck_seg_t *s)
+{
+    seg_owner_t o = { .magic = SEG_MAGIC, .pid = me.pid, .start = me.start, .size = s->size };
+    if (ftruncate(s->fd, (off_t)(sizeof o + s->size)) != 0)
+        return deck_fail_errno(DECK_ENOMEM, errno, "deck_init: cannot size segment %s to %zu bytes", s->name, s->size);
+    if (pwrite(s->fd, &o, sizeof o, 0) != (ssize_t)sizeof o)
+        return deck_fail_errno(DECK_EIO, errno, "deck_init: cannot write the owner record of %s", s->name);
+    return DECK_OK;
+}
+
+static int map_fd(deck_seg_t *s)
+{
+    void *p = mmap(NULL, sizeof(seg_owner_t) + s->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+    int err = errno;
+    close(s->fd);                            /* the mapping keeps the object; no fd is kept */
+    s->fd = -1;
+    if (p == MAP_FAILED) return deck_fail_errno(DECK_ENOMEM, err, "deck: cannot map segment %s", s->name);
+    s->base = p;
+    s->addr = (char *)p + sizeof(seg_owner_t);
+    return DECK_OK;
+}
+
+int deck_seg_map_local(deck_seg_t *s) { return map_fd(s); }
+
+int deck_seg_set_available(deck_seg_t *s)
+{
+    seg_owner_t *o = s->base;
+    __atomic_store_n(&o->available, 1, __ATOMIC_RELEASE);
+    return DECK_OK;
+}
+
+int deck_seg_export(deck_seg_t *s, int id, size_t size)
+{
+    int rc = deck_seg_create(s, id, size);
+    if (rc) return rc;
+    if ((rc = deck_seg_prepare(s)) || (rc = deck_seg_map_local(s))) {
+        if (s->fd >= 0) close(s->fd);
+        shm_unlink(s->name);
+        return rc;
+    }
+    return deck_seg_set_available(s);
+}
+
+/* One try: 1 with s->fd open on an available segment of a live owner, else 0. */
+static int try_open(deck_seg_t *s)
+{
+    int fd = shm_open(s->name, O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    seg_owner_t o;
+    struct stat st;
+    if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && fstat(fd, &st) == 0 && o.magic == SEG_MAGIC &&
+        o.available && owner_alive(&o) &&
+        (uint64_t)st.st_size >= sizeof o + o.size) {
+        s->fd = fd;
+        s->size = o.size;
+        return 1;
+    }
+    close(fd);
+    return 0;
+}
+
+int deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    seg_name(s, node, id);
+    struct timespec deadline;
+    deck_deadline(&deadline, timeout_ms);
+    while (!try_open(s)) {
+        if (deck_deadline_passed(&deadline))
+            return deck_fail(DECK_ENOTFOUND, "deck: shared segment %s of node %d not available after %d ms",
+                             s->name, node, timeout_ms);
+        struct timespec pause = { 0, SEG_RETRY_MS * 1000000L };   /* the owner is still starting */
+        nanosleep(&pause, NULL);
+    }
+    return DECK_OK;
+}
+
+int deck_seg_map_remote(deck_seg_t *s) { return map_fd(s); }
+
+int deck_seg_attach(deck_seg_t *s, int node, int id, int timeout_ms)
+{
+    int rc = deck_seg_connect(s, node, id, timeout_ms);
+    return rc ? rc : deck_seg_map_remote(s);
+}
+
+void deck_seg_flush(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+int deck_seg_owner_alive(const deck_seg_t *s) { return s->base && owner_alive(s->base); }
+
+void deck_seg_disconnect(deck_seg_t *s)
+{
+    if (s->base) munmap(s->base, sizeof(seg_owner_t) + s->size);
+    s->base = s->addr = NULL;
+}
+
+void deck_seg_remove(deck_seg_t *s)
+{
+    deck_seg_disconnect(s);
+    if (s->created) shm_unlink(s->name);
+    s->created = 0;
+}
+
+/* Unlinks /dev/shm/<name> when its owner is dead (or never finished creating it). */
+static int reclaim_one(const char *name)
+{
+    char path[DECK_SEG_NAME_MAX + 2] = "/";
+    size_t len = strlen(name);
+    if (len > DECK_SEG_NAME_MAX) return 0;        /* not one of ours */
+    memcpy(path + 1, name, len + 1);
+    int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    seg_owner_t o;
+    struct stat st;
+    int dead = 0;
+    if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
+        if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC)
+            dead = !owner_alive(&o);
+        else
+            dead = time(NULL) - st.st_mtime > SEG_UNFINISHED_GRACE_S;
+    }
+    close(fd);
+    return dead && shm_unlink(path) == 0;
+}
+
+int deck_seg_reclaim(void)
+{
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "deck-%u-", (unsigned)getuid()), count = 0;
+    DIR *d = opendir("/dev/shm");
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, (size_t)n) == 0 && strlen(e->d_name) < DECK_SEG_NAME_MAX)
+            count += reclaim_one(e->d_name);
+    closedir(d);
+    return count;
+}
+
+/* ---- doorbells: a futex on a shared word (not FUTEX_PRIVATE: the waker is another process) ---- */
+
+void deck_bell_arm(deck_bell_t *b)    { __atomic_fetch_add(&b->waiters, 1, __ATOMIC_SEQ_CST); }
+void deck_bell_disarm(deck_bell_t *b) { __atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST); }
+uint32_t deck_bell_read(deck_bell_t *b) { return __atomic_load_n(&b->bell, __ATOMIC_SEQ_CST); }
+
+void deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms)
+{
+    struct timespec rel = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+    syscall(SYS_futex, &b->bell, FUTEX_WAIT, seen, &rel, NULL, 0);
+}
+
+void deck_bell_ring(deck_bell_t *b)
+{
+    /* seq_cst on both sides (Dekker): either the waiter sees the new bell value, or this load
+     * sees it armed and wakes it. */
+    __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
