@@ -12,6 +12,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -34,11 +35,17 @@ public final class DeckLauncher {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeckLauncher.class);
 
+    /** The keys {@link #launchAldeia()} writes itself: one value per node, never the caller's. */
+    private static final Set<String> LAUNCHER_KEYS = Set.of("socket_type", "deck_id", "deck_nodes", "deck_file");
+    /** The shape of Aldeia's configuration keys; which keys exist is the JVMs' parser's business. */
+    private static final String KEY_PATTERN = "[a-z][a-z0-9_]*";
+
     private final int nodes;
     private final Class<?> mainClass;
     private final List<String> args;
     private final List<String> jvmOptions = new ArrayList<>();
     private final Map<String, String> environment = new LinkedHashMap<>();
+    private final Map<String, String> aldeiaSettings = new LinkedHashMap<>();
     private Duration timeout = Duration.ofSeconds(60);
     private boolean inheritOutput;
     private Path workDir;
@@ -61,6 +68,33 @@ public final class DeckLauncher {
     /** An extra environment variable for every process (e.g. DECK_CLONE_TIMEOUT_MS). */
     public DeckLauncher environment(String name, String value) {
         environment.put(name, value);
+        return this;
+    }
+
+    /**
+     * One more {@code key = value} line in every node's {@code aldeia-<i>.conf} (e.g.
+     * {@code deck_transport = sci}, {@code mtu = 16384}); only {@link #launchAldeia()} writes those
+     * files. Rejected at once: a key the launcher writes itself (socket_type, deck_id, deck_nodes,
+     * deck_file), a key given twice (Aldeia's parser would refuse the file in every JVM), and a
+     * key or value that would not read back as this one line.
+     */
+    public DeckLauncher aldeiaSetting(String key, String value) {
+        if (key == null || !key.matches(KEY_PATTERN)) {
+            throw new IllegalArgumentException("Aldeia configuration key '" + key + "' is not lower case letters, digits and '_'");
+        }
+        if (LAUNCHER_KEYS.contains(key)) {
+            throw new IllegalArgumentException("Aldeia configuration key '" + key
+                    + "' is written by DeckLauncher for each node and cannot be set (launcher keys: " + LAUNCHER_KEYS + ")");
+        }
+        if (value == null || value.isBlank() || value.strip().length() != value.length() || value.matches("(?s).*[#\\r\\n].*")) {
+            throw new IllegalArgumentException("value '" + value + "' of Aldeia configuration key '" + key
+                    + "' must be non-blank, without surrounding spaces, '#' or line breaks");
+        }
+        String first = aldeiaSettings.putIfAbsent(key, value);
+        if (first != null) {
+            throw new IllegalArgumentException("Aldeia configuration key '" + key + "' given twice ('" + first
+                    + "', then '" + value + "')");
+        }
         return this;
     }
 
@@ -88,6 +122,10 @@ public final class DeckLauncher {
 
     /** Runs the processes as a static DECK run configured by the environment. */
     public Result launch() throws IOException, InterruptedException {
+        if (!aldeiaSettings.isEmpty()) {
+            throw new IllegalStateException("Aldeia settings " + aldeiaSettings.keySet()
+                    + " only reach the JVMs through launchAldeia(), not launch()");
+        }
         return run(false);
     }
 
@@ -159,11 +197,13 @@ public final class DeckLauncher {
         List<String> options = new ArrayList<>(jvmOptions);
         if (aldeia) {
             Path conf = dir.resolve("aldeia-" + id + ".conf");
-            Files.writeString(conf, "# Aldeia configuration of DECK node " + id + ", written by DeckLauncher\n"
+            StringBuilder lines = new StringBuilder("# Aldeia configuration of DECK node " + id + ", written by DeckLauncher\n"
                     + "socket_type = SOCKET_DECK\n"
                     + "deck_id = " + id + "\n"
                     + "deck_nodes = " + nodes + "\n"
-                    + "deck_file = " + nodesFile + "\n", StandardCharsets.UTF_8);
+                    + "deck_file = " + nodesFile + "\n");
+            aldeiaSettings.forEach((key, value) -> lines.append(key).append(" = ").append(value).append('\n'));
+            Files.writeString(conf, lines, StandardCharsets.UTF_8);
             options.add("-Daldeia.configuration=" + conf.toAbsolutePath());
         }
         ProcessBuilder builder = new ProcessBuilder(javaCommand(options, mainClass, args));

@@ -3,6 +3,7 @@ package org.aldeia.deck;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -49,6 +50,44 @@ class DeckLauncherTest {
             assertTrue(out.contains("deck_nodes = 2\n"), out);
             assertTrue(out.contains("deck_file = " + dir.resolve("nodes").toAbsolutePath() + "\n"), out);
         }
+    }
+
+    @Test
+    void aldeiaSettingsFollowTheLauncherKeysInEveryConfigurationFile() throws Exception {
+        DeckLauncher.Result run = new DeckLauncher(2, LauncherProbeMain.class, "env").workDir(dir)
+                .aldeiaSetting("deck_transport", "sci")
+                .aldeiaSetting("mtu", "16384")
+                .launchAldeia();
+        assertTrue(run.succeeded(), run::toString);
+        for (int id = 0; id < 2; id++) {
+            String out = run.output(id);
+            String configuration = out.substring(out.indexOf("CONFIGURATION:\n"));
+            assertTrue(configuration.endsWith("deck_file = " + dir.resolve("nodes").toAbsolutePath() + "\n"
+                    + "deck_transport = sci\n"
+                    + "mtu = 16384\n"), out);
+            assertTrue(configuration.contains("deck_id = " + id + "\n"), out);
+        }
+    }
+
+    @Test
+    void aldeiaSettingsCannotOverrideTheLauncherKeysOrBreakTheFile() {
+        for (String launcherKey : List.of("socket_type", "deck_id", "deck_nodes", "deck_file")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> new DeckLauncher(2, LauncherProbeMain.class).aldeiaSetting(launcherKey, "1"));
+            assertTrue(e.getMessage().contains("'" + launcherKey + "' is written by DeckLauncher"), e.getMessage());
+        }
+        DeckLauncher launcher = new DeckLauncher(2, LauncherProbeMain.class).aldeiaSetting("mtu", "2048");
+        IllegalArgumentException twice = assertThrows(IllegalArgumentException.class, () -> launcher.aldeiaSetting("mtu", "512"));
+        assertTrue(twice.getMessage().contains("given twice"), twice.getMessage());
+        for (String key : List.of("", "MTU", "mtu = 1", "a#b", "x\ny")) {
+            assertThrows(IllegalArgumentException.class, () -> launcher.aldeiaSetting(key, "1"), "key '" + key + "'");
+        }
+        for (String value : List.of("", " ", "1 # comment", "1\nsocket_type = SOCKET_VAPI", " 1")) {
+            assertThrows(IllegalArgumentException.class, () -> launcher.aldeiaSetting("receive_buffers", value),
+                    "value '" + value + "'");
+        }
+        IllegalStateException plain = assertThrows(IllegalStateException.class, launcher::launch);
+        assertTrue(plain.getMessage().contains("launchAldeia()"), plain.getMessage());
     }
 
     @Test

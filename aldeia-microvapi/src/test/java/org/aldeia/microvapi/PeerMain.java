@@ -11,17 +11,23 @@ import java.io.ObjectOutputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The other JVM of the two-JVM tests: an {@link AldeiaServerSocket} on a free port that serves
- * every connection in its own thread. It prints {@code PORT <n>} once listening, or
- * {@code FAILED <exception>: <message>} (on one line) if the server socket cannot be created.
+ * The server side of the stream scenarios. As a main, the other JVM of the two-JVM tests: an
+ * {@link AldeiaServerSocket} on a free port that serves every connection in its own thread. It
+ * prints {@code PORT <n>} once listening, or {@code FAILED <exception>: <message>} (on one line)
+ * if the server socket cannot be created, and runs until it is killed. {@link StaticStreamMain}
+ * serves with {@link #serveUntilStopped} on node 0 of a static DECK run.
  * Each connection starts with a request header the client writes with {@link #request}: the
- * command, a seed and a byte count. The child runs until it is killed.
+ * command, a seed and a byte count.
  */
 public final class PeerMain {
 
@@ -38,13 +44,15 @@ public final class PeerMain {
         /** Sends stream {@code seed + 1} while receiving the client's stream (both directions at once). */
         EXCHANGE,
         /** Reads one object with an ObjectInputStream and writes it back with an ObjectOutputStream. */
-        ECHO_OBJECT
+        ECHO_OBJECT,
+        /** Closes the server socket, so that {@link #serveUntilStopped} returns. */
+        STOP
     }
 
     private PeerMain() {
     }
 
-    public static void main(String[] args) throws IOException {
+    public static void main(String[] args) throws IOException, InterruptedException {
         AldeiaServerSocket server;
         try {
             server = new AldeiaServerSocket(0);
@@ -55,25 +63,63 @@ public final class PeerMain {
         }
         System.out.println("PORT " + server.getLocalPort());
         System.out.flush();
-        while (true) {
-            AldeiaSocket socket = server.accept();
-            new Thread(() -> serve(socket), "peer-socket-" + socket.id()).start();
-        }
+        serveUntilStopped(server);
     }
 
-    private static void serve(AldeiaSocket socket) {
+    /**
+     * Serves every connection in its own thread until a STOP request closes {@code server}, then
+     * waits for the connections still being served.
+     *
+     * @return how many connections failed (each failure is logged with its stack trace)
+     */
+    static int serveUntilStopped(AldeiaServerSocket server) throws IOException, InterruptedException {
+        AtomicInteger failures = new AtomicInteger();
+        List<Thread> connections = new ArrayList<>();
+        while (true) {
+            AldeiaSocket socket;
+            try {
+                socket = server.accept();
+            } catch (SocketException e) {
+                if (!server.isClosed()) {
+                    throw e;
+                }
+                break;
+            }
+            Thread connection = new Thread(() -> {
+                if (!serve(server, socket)) {
+                    failures.incrementAndGet();
+                }
+            }, "peer-socket-" + socket.id());
+            connection.start();
+            connections.removeIf(done -> !done.isAlive()); // a long-lived child serves many connections
+            connections.add(connection);
+        }
+        for (Thread connection : connections) {
+            connection.join();
+        }
+        return failures.get();
+    }
+
+    private static boolean serve(AldeiaServerSocket server, AldeiaSocket socket) {
         try (socket) {
             DataInputStream header = new DataInputStream(socket.getInputStream());
             Command command = Command.valueOf(header.readUTF());
             long seed = header.readLong();
             long total = header.readLong();
             LOG.info("socket {}: {} seed {} bytes {}", socket.id(), command, seed, total);
-            run(command, socket, seed, total);
+            if (command == Command.STOP) {
+                server.close(); // the client waits for this socket's end of stream: it knows we stopped
+            } else {
+                run(command, socket, seed, total);
+            }
+            return true;
         } catch (IOException | InterruptedException | RuntimeException e) {
             LOG.error("socket {} failed", socket.id(), e);
+            return false;
         }
     }
 
+    /** The work of every command but STOP, which {@link #serve} handles: it owns the server socket. */
     private static void run(Command command, Socket socket, long seed, long total)
             throws IOException, InterruptedException {
         InputStream in = socket.getInputStream();
