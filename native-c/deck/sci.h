@@ -6,9 +6,16 @@
  * the other side (a remote read is ~10x slower on SCI). Receivers poll their mailbox segment;
  * senders poll the flow-control lines of their own control segment.
  *
+ * Start is not collective (like tcp): deck_init exports this process's segments and returns;
+ * a peer's control segment is mapped the first time it is needed (sci_ctl_attach): by a lookup
+ * (one look, clone retries), a post (bounded by DECK_CLONE_TIMEOUT_MS), a barrier (as long as
+ * barriers wait), a receiver on its first message from a sender (to write its flow lines), a
+ * destroy (to tell the peers that said hello). Mapping a peer's control segment writes `hello`
+ * into it, so the peer knows whom to tell when one of its mailboxes goes away.
+ *
  * Segments of a process (ids are node-unique):
- *   id 0  control segment: [bell line][barrier: release word + N arrive words]
- *                          [name table: N x M entries of 128 B][flow table: N x M lines]
+ *   id 0  control segment: [bell line][barrier: release word + N arrive words][hello: N words]
+ *                          [name table: M entries of 128 B][flow table: N x M lines]
  *   id 1  message segment: DECK_MSEG_SIZE bytes of big message buffers (sci_mseg.c)
  *   id 2+ one mailbox segment per deck_mbox_create (a counter, never reused by the process):
  *         [bell line][protocol-3 signals: N bytes, rounded to lines]
@@ -17,7 +24,10 @@
  * Deviations from the 1.0 layout, for names up to DECK_MBOX_NAME_MAX and threads: a name entry
  * is two lines (128 B), and the flow-control areas of protocols 1, 2 and msg_address of
  * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
- * different mailboxes never share a msg_address.
+ * different mailboxes never share a msg_address. For the lazy start, the name table is not
+ * replicated: it holds only the process's own mailboxes, and a lookup (rare, never on the hot
+ * path) reads the owner's table remotely; what a sender polls stays in its own memory: the
+ * receiver marks a destroyed mailbox in the `gone` word of the sender's flow line.
  */
 #ifndef DECK_SCI_H
 #define DECK_SCI_H
@@ -37,7 +47,7 @@
 #define SCI_SEG_MBOX0  2
 #define SCI_CHECK_MS   100         /* how often a blocked side looks whether its peer still lives */
 
-/* One name table entry, written by the mailbox's creator into every node's control segment.
+/* One name table entry, written by the mailbox's creator into its own control segment.
  * `index` is written last (0 = free), so a reader that sees it unchanged around its copy of
  * the other fields has a consistent entry. */
 typedef struct sci_name {
@@ -49,14 +59,16 @@ typedef struct sci_name {
 } sci_name_t;
 
 /* Flow control, one line per (receiver node, mailbox slot) in the SENDER's control segment,
- * written only by the receiver. */
+ * written by the receiver; the sender clears it when it binds to a new mailbox of that slot,
+ * before it reads the mailbox's name entry (the receiver writes it only after that). */
 typedef struct sci_flow {
     uint32_t p1_read;              /* protocol-1 packets consumed (a counter) */
     uint32_t p3_tag;               /* protocol-3 window number; written after p3_off/p3_len */
     uint64_t p2_pos;               /* protocol 2: receiver's cursor | round << 32 */
     uint64_t p3_off;               /* msg_address: window offset in the receiver's message segment */
     uint64_t p3_len;               /* window length */
-    uint8_t  pad[DECK_SEG_LINE - 32];
+    uint32_t gone;                 /* nonzero (an index): the mailbox bound to was destroyed */
+    uint8_t  pad[DECK_SEG_LINE - 36];
 } sci_flow_t;
 
 /* Protocol-2 header line in front of each body in the protocol-2 buffer. */
@@ -90,7 +102,8 @@ typedef struct sci_state {
     int           self, n;
     sci_config_t  cfg;
     deck_seg_t    ctl, mseg;       /* ours */
-    deck_seg_t   *peer_ctl;        /* [n], [self] aliases ctl */
+    deck_seg_t   *peer_ctl;        /* [n], [self] aliases ctl; valid once ctl_ready[node] */
+    int          *ctl_ready;       /* [n], set (release) once peer_ctl[node] is mapped */
     deck_seg_t   *peer_mseg;       /* [n], attached on first protocol-3 send */
     int           next_seg_id;
     uint32_t      barrier_epoch;
@@ -107,7 +120,8 @@ extern sci_state_t sci;
 deck_bell_t *sci_ctl_bell(int node);
 uint32_t    *sci_ctl_release(int node);
 uint32_t    *sci_ctl_arrive(int node, int from);
-sci_name_t  *sci_name_at(int ctl_node, int owner, int slot);
+uint32_t    *sci_ctl_hello(int node, int from);
+sci_name_t  *sci_name_at(int owner, int slot);
 sci_flow_t  *sci_flow_at(int ctl_node, int receiver, int slot);
 size_t       sci_mbox_seg_size(void);
 deck_bell_t *sci_mbox_bell(void *mbox_seg);
@@ -116,9 +130,13 @@ uint8_t     *sci_mbox_ring(void *mbox_seg, int sender);
 uint64_t    *sci_mbox_ctrl(void *mbox_seg, int sender);
 sci_p3_request_t *sci_mbox_request(void *mbox_seg, int sender);
 uint8_t     *sci_mbox_medbuf(void *mbox_seg, int sender);
-/* A consistent copy of entry (owner, slot) of this process's table; 0 when free. */
+/* Maps node's control segment once (waiting up to timeout_ms, 0: one look, for it to appear)
+ * and says hello in it. DECK_OK; DECK_ENOTFOUND (not there yet, or left), DECK_EPEER (died). */
+int          sci_ctl_attach(int node, int timeout_ms);
+/* A consistent copy of entry `slot` of the owner's (mapped) name table; 0 when free. */
 int          sci_name_read(int owner, int slot, sci_name_t *out);
-/* Looks at the node's owner record (a /proc read): slow, for blocked sides only. */
+/* Looks at the node's owner record (a /proc read): slow, for blocked sides only. A node whose
+ * control segment is not there (not started yet) counts as alive, like an unconnected tcp peer. */
 int          sci_node_alive(int node);
 /* 1 when the node was already seen dead: cheap, for every post. */
 int          sci_node_known_dead(int node);

@@ -1,6 +1,8 @@
 /*
- * Receiving side of DECK/SCI: the mailbox segments (create publishes the name into every
- * node's table copy, destroy withdraws it) and deck_mbox_retrv.
+ * Receiving side of DECK/SCI: the mailbox segments (create publishes the name in this process's
+ * name table; destroy withdraws it and marks it gone in the flow line of every peer that said
+ * hello) and deck_mbox_retrv. A sender's control segment, where the flow lines are, is mapped
+ * on the first message from it.
  *
  * retrv polls node by node, resuming after the node served last; for each node it looks at
  * protocol 1, 2 and 3 and takes only the message carrying the sequence number it expects from
@@ -41,10 +43,26 @@ typedef struct sci_in {
 
 static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
 
+/* The flow line of sender i for this mailbox; NULL when its control segment cannot be mapped
+ * (it sent something, so it started: it has died since). */
+static sci_flow_t *sender_flow(const sci_in_t *in, int i)
+{
+    return sci_ctl_attach(i, 0) ? NULL : sci_flow_at(i, sci.self, in->slot);
+}
+
+/* Withdraws the name, then tells every peer that may hold a handle. A sender says hello before
+ * it reads the name entry when binding (seq_cst on both sides, Dekker): either it sees the
+ * entry withdrawn, or this sees its hello and marks its flow line, which it polls. */
 static void in_free(sci_in_t *in)
 {
-    for (int c = 0; c < sci.n; c++)
-        __atomic_store_n(&sci_name_at(c, sci.self, in->slot)->index, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&sci_name_at(sci.self, in->slot)->index, 0, __ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (int c = 0; c < sci.n; c++) {
+        if (c == sci.self || !__atomic_load_n(sci_ctl_hello(sci.self, c), __ATOMIC_SEQ_CST)) continue;
+        if (sci_ctl_attach(c, 0)) continue;                 /* gone: nobody to tell */
+        __atomic_store_n(&sci_flow_at(c, sci.self, in->slot)->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+        ring_sender(c);                                     /* a sender blocked on flow control */
+    }
     deck_seg_remove(&in->seg);
     pthread_mutex_destroy(&in->lock);
     free(in);
@@ -66,19 +84,15 @@ int sci_mbox_created(int index, const char *name)
     int rc = deck_seg_export(&in->seg, id, sci_mbox_seg_size());
     if (rc) { free(in); return rc; }
     pthread_mutex_init(&in->lock, NULL);
-    /* Fresh flow lines first (the slot may have served an older mailbox), then the name. */
-    for (int c = 0; c < sci.n; c++) memset(sci_flow_at(c, sci.self, slot), 0, sizeof(sci_flow_t));
-    deck_seg_flush();
     pthread_mutex_lock(&sci.lock);
     sci.in[slot] = in;
     pthread_mutex_unlock(&sci.lock);
-    for (int c = 0; c < sci.n; c++) {
-        sci_name_t *e = sci_name_at(c, sci.self, slot);
-        snprintf(e->name, sizeof e->name, "%s", name);
-        e->node = sci.self;
-        e->seg_id = id;
-        __atomic_store_n(&e->index, index, __ATOMIC_RELEASE);
-    }
+    /* The name last: a sender that finds it binds to a segment that exists. */
+    sci_name_t *e = sci_name_at(sci.self, slot);
+    snprintf(e->name, sizeof e->name, "%s", name);
+    e->node = sci.self;
+    e->seg_id = id;
+    __atomic_store_n(&e->index, index, __ATOMIC_RELEASE);
     return DECK_OK;
 }
 
@@ -135,8 +149,11 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
     msg->pos = 0;
     st->p1_read++;
     st->seq++;
-    __atomic_store_n(&sci_flow_at(i, sci.self, in->slot)->p1_read, st->p1_read, __ATOMIC_RELEASE);
-    ring_sender(i);
+    sci_flow_t *f = sender_flow(in, i);
+    if (f) {
+        __atomic_store_n(&f->p1_read, st->p1_read, __ATOMIC_RELEASE);
+        ring_sender(i);
+    }
     return 1;
 }
 
@@ -152,9 +169,11 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *ms
     st->p2_cursor += DECK_SEG_LINE + h->real_datalen;
     st->p2_next++;
     st->seq++;
-    __atomic_store_n(&sci_flow_at(i, sci.self, in->slot)->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32,
-                     __ATOMIC_RELEASE);
-    ring_sender(i);
+    sci_flow_t *f = sender_flow(in, i);
+    if (f) {
+        __atomic_store_n(&f->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32, __ATOMIC_RELEASE);
+        ring_sender(i);
+    }
     return 1;
 }
 
@@ -162,7 +181,8 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *ms
 static int p3_window(sci_in_t *in, int i, uint64_t off, size_t len, int *last)
 {
     sci_from_t *st = &in->from[i];
-    sci_flow_t *f = sci_flow_at(i, sci.self, in->slot);
+    sci_flow_t *f = sender_flow(in, i);
+    if (!f) return deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d went away before its %zu-byte message", i, len);
     uint8_t *signal = sci_mbox_signal(in->seg.addr, i);
     sci_p3_request_t *req = sci_mbox_request(in->seg.addr, i);
     st->p3_tag++;

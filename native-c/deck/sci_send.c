@@ -10,6 +10,7 @@
  * Posts to a mailbox of this same process are queued locally instead (sci_post_self), as with
  * tcp: a full ring or a rendezvous with itself would block a thread that also retrieves.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sci.h"
@@ -68,18 +69,42 @@ static int receiver_lost(sci_out_t *o, int node)
     return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
 }
 
-/* Maps the mailbox segment of (node, index) named in our copy of the table, once. */
+/* The receiver marks our flow line when the mailbox we are bound to is destroyed. */
+static int destroyed(const sci_out_t *o, int node)
+{
+    return __atomic_load_n(&sci_flow_at(sci.self, node, o->index & 0xffff)->gone, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Maps the mailbox segment of (node, index), found in the owner's name table, once. After that
+ * a post reads only its own memory: the gone mark of its flow line. */
 static int bind(sci_out_t *o, int node, int index)
 {
     int rc = receiver_lost(o, node);
     if (rc) return rc;
+    if (o->index == index) {
+        if (destroyed(o, node)) return gone(node, index);
+        return o->broken ? deck_fail(DECK_EIO, "deck_mbox_post: the stream to mailbox %d of node %d broke earlier",
+                                     index, node) : DECK_OK;
+    }
+    if ((rc = sci_ctl_attach(node, sci.cfg.connect_ms))) return rc;
     sci_name_t e;
-    if (!sci_name_read(node, index & 0xffff, &e) || e.index != index) return gone(node, index);
-    if (o->index == index)
-        return o->broken ? deck_fail(DECK_EIO, "deck_mbox_post: the stream to mailbox '%s' broke earlier", e.name) : DECK_OK;
+    int slot = index & 0xffff;
+    /* A stale handle (an older mailbox of this slot) leaves the current binding alone. */
+    if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
     deck_seg_disconnect(&o->seg);       /* the mailbox of this slot was re-created */
-    rc = deck_seg_attach(&o->seg, node, e.seg_id, sci.cfg.connect_ms);
     o->index = 0;
+    /* A fresh flow line (the receiver writes it only once we post), then the name once more:
+     * a destroy from now on marks the gone word (seq_cst, see sci_mbox_destroyed's notice). */
+    sci_flow_t *f = sci_flow_at(sci.self, node, slot);
+    memset(f, 0, offsetof(sci_flow_t, gone));
+    __atomic_store_n(&f->gone, 0, __ATOMIC_SEQ_CST);
+    if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
+    rc = deck_seg_attach(&o->seg, node, e.seg_id, sci.cfg.connect_ms);
+    if (!rc && o->seg.size < deck_seg_roundup(sci_mbox_seg_size())) {
+        deck_seg_disconnect(&o->seg);
+        rc = deck_fail(DECK_ECONFIG, "deck_mbox_post: mailbox '%s' of node %d is smaller than this process expects: "
+                       "DECK_MEDBUF_SIZE differs between the processes", e.name, node);
+    }
     o->broken = 0;
     o->seq = o->p1_sent = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
     o->p3_next = 1;
@@ -108,15 +133,13 @@ static int p3_window(const sci_out_t *o, sci_flow_t *f)
 
 static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
 {
-    int slot = o->index & 0xffff;
-    sci_flow_t *f = sci_flow_at(sci.self, node, slot);
-    sci_name_t *e = sci_name_at(sci.self, node, slot);
+    sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
     if (ready(o, f)) return DECK_OK;
     sci_waiter_t w;
     sci_wait_start(&w, sci_ctl_bell(sci.self), -1);
     int rc = DECK_OK;
     while (!ready(o, f)) {
-        if (__atomic_load_n(&e->index, __ATOMIC_ACQUIRE) != o->index) { rc = gone(node, o->index); break; }
+        if (destroyed(o, node)) { rc = gone(node, o->index); break; }
         if ((rc = sci_wait_next(&w, node))) {
             rc = deck_fail(DECK_EPEER, "deck_mbox_post: node %d went away while this post waited for %s", node, what);
             break;

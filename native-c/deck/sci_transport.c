@@ -1,7 +1,8 @@
 /*
  * The sci transport's function table and the segments every process makes at deck_init: its
- * control segment (barrier, replicated mailbox name table, flow control) and its message
- * segment; the control segments of all peers are mapped before deck_init returns. Static runs
+ * control segment (barrier, hello words, its own mailbox names, flow control) and its message
+ * segment. deck_init waits for nobody: a peer's control segment is mapped when first needed
+ * (sci_ctl_attach), so processes of a run may start in any order and at any time. Static runs
  * on one host only (POSIX shared memory); a dynamic run is refused.
  */
 #include <errno.h>
@@ -20,18 +21,20 @@ sci_state_t sci;
 /* ---- layout ---- */
 
 static size_t barrier_bytes(void) { return deck_seg_roundup(4 + 4 * (size_t)sci.n); }
-static size_t names_off(void)     { return DECK_SEG_LINE + barrier_bytes(); }
-static size_t flows_off(void)     { return names_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_name_t); }
+static size_t hello_off(void)     { return DECK_SEG_LINE + barrier_bytes(); }
+static size_t names_off(void)     { return hello_off() + deck_seg_roundup(4 * (size_t)sci.n); }
+static size_t flows_off(void)     { return names_off() + SCI_MAX_MBOX * sizeof(sci_name_t); }
 static size_t ctl_size(void)      { return flows_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_flow_t); }
 static char  *ctl(int node)       { return sci.peer_ctl[node].addr; }
 
 deck_bell_t *sci_ctl_bell(int node)          { return (deck_bell_t *)ctl(node); }
 uint32_t    *sci_ctl_release(int node)       { return (uint32_t *)(ctl(node) + DECK_SEG_LINE); }
 uint32_t    *sci_ctl_arrive(int node, int from) { return sci_ctl_release(node) + 1 + from; }
+uint32_t    *sci_ctl_hello(int node, int from)  { return (uint32_t *)(ctl(node) + hello_off()) + from; }
 
-sci_name_t *sci_name_at(int ctl_node, int owner, int slot)
+sci_name_t *sci_name_at(int owner, int slot)
 {
-    return (sci_name_t *)(ctl(ctl_node) + names_off()) + (size_t)owner * SCI_MAX_MBOX + slot;
+    return (sci_name_t *)(ctl(owner) + names_off()) + slot;
 }
 
 sci_flow_t *sci_flow_at(int ctl_node, int receiver, int slot)
@@ -97,11 +100,12 @@ static void release_all(void)
 {
     sci_in_done();
     sci_out_done();
-    for (int i = 0; sci.peer_ctl && i < sci.n; i++)
-        if (i != sci.self) deck_seg_disconnect(&sci.peer_ctl[i]);
+    for (int i = 0; sci.ctl_ready && i < sci.n; i++)
+        if (i != sci.self && sci.ctl_ready[i]) deck_seg_disconnect(&sci.peer_ctl[i]);
     for (int i = 0; sci.peer_mseg && i < sci.n; i++)
         if (i != sci.self) deck_seg_disconnect(&sci.peer_mseg[i]);
     free(sci.peer_ctl);
+    free(sci.ctl_ready);
     free(sci.peer_mseg);
     free(sci.dead);
     deck_seg_remove(&sci.mseg);
@@ -111,8 +115,6 @@ static void release_all(void)
     pthread_mutex_destroy(&sci.lock);
     memset(&sci, 0, sizeof sci);
 }
-
-static int sci_barrier(void);
 
 static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
 {
@@ -133,18 +135,18 @@ static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
     pthread_cond_init(&sci.idle, &attr);
     pthread_condattr_destroy(&attr);
     sci.peer_ctl = calloc((size_t)nnodes, sizeof *sci.peer_ctl);
+    sci.ctl_ready = calloc((size_t)nnodes, sizeof *sci.ctl_ready);
     sci.peer_mseg = calloc((size_t)nnodes, sizeof *sci.peer_mseg);
     sci.dead = calloc((size_t)nnodes, sizeof *sci.dead);
-    if (!sci.peer_ctl || !sci.peer_mseg || !sci.dead) rc = deck_fail(DECK_ENOMEM, "deck_init: out of memory");
-    if (!rc) rc = deck_seg_export(&sci.ctl, SCI_SEG_CTL, ctl_size());
+    if (!sci.peer_ctl || !sci.ctl_ready || !sci.peer_mseg || !sci.dead) rc = deck_fail(DECK_ENOMEM, "deck_init: out of memory");
     if (!rc) rc = deck_seg_export(&sci.mseg, SCI_SEG_MSEG, sci.cfg.mseg);
     if (!rc) sci_mseg_init();
-    for (int i = 0; !rc && i < nnodes; i++) {
-        if (i == self) sci.peer_ctl[i] = sci.ctl;            /* an alias: never unmapped twice */
-        else rc = deck_seg_attach(&sci.peer_ctl[i], i, SCI_SEG_CTL, sci.cfg.connect_ms);
+    /* The control segment last: once peers can map it, everything it leads to exists. */
+    if (!rc) rc = deck_seg_export(&sci.ctl, SCI_SEG_CTL, ctl_size());
+    if (!rc) {
+        sci.peer_ctl[self] = sci.ctl;                       /* an alias: never unmapped twice */
+        sci.ctl_ready[self] = 1;
     }
-    /* Nobody leaves (and unlinks its segments) before everybody has mapped them. */
-    if (!rc) rc = sci_barrier();
     if (rc) release_all();
     return rc;
 }
@@ -156,12 +158,43 @@ static int sci_init_dynamic(int self)
 
 static void sci_done(void) { release_all(); }
 
+static void mark_dead(int node) { __atomic_store_n(&sci.dead[node], 1, __ATOMIC_RELAXED); }
+
+int sci_ctl_attach(int node, int timeout_ms)
+{
+    if (__atomic_load_n(&sci.ctl_ready[node], __ATOMIC_ACQUIRE)) return DECK_OK;
+    if (sci_node_known_dead(node)) return deck_fail(DECK_EPEER, "deck: node %d has gone away", node);
+    deck_seg_t s;
+    int rc = deck_seg_attach(&s, node, SCI_SEG_CTL, timeout_ms);
+    if (rc == DECK_EPEER) mark_dead(node);
+    if (rc) return rc;
+    if (s.size != deck_seg_roundup(ctl_size())) {
+        deck_seg_disconnect(&s);
+        return deck_fail(DECK_ECONFIG, "deck: the control segment of node %d has %zu bytes, not %zu: it runs with "
+                         "another number of nodes", node, s.size, deck_seg_roundup(ctl_size()));
+    }
+    /* Mapped outside the lock (the wait may be long); the first thread to finish installs it. */
+    pthread_mutex_lock(&sci.lock);
+    if (!sci.ctl_ready[node]) {
+        sci.peer_ctl[node] = s;
+        /* Hello before anything this process reads there (see sci_mbox_destroyed's notice). */
+        __atomic_store_n(sci_ctl_hello(node, sci.self), 1, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        __atomic_store_n(&sci.ctl_ready[node], 1, __ATOMIC_RELEASE);
+    } else {
+        deck_seg_disconnect(&s);
+    }
+    pthread_mutex_unlock(&sci.lock);
+    return DECK_OK;
+}
+
 int sci_node_alive(int node)
 {
     if (node == sci.self) return 1;
     if (node < 0 || node >= sci.n || sci_node_known_dead(node)) return 0;
+    if (!__atomic_load_n(&sci.ctl_ready[node], __ATOMIC_ACQUIRE)) return sci_ctl_attach(node, 0) != DECK_EPEER;
     if (deck_seg_owner_alive(&sci.peer_ctl[node])) return 1;
-    __atomic_store_n(&sci.dead[node], 1, __ATOMIC_RELAXED);
+    mark_dead(node);
     return 0;
 }
 
@@ -192,9 +225,10 @@ int sci_mseg_attach(int node, deck_seg_t **seg)
 
 int sci_name_read(int owner, int slot, sci_name_t *out)
 {
-    sci_name_t *e = sci_name_at(sci.self, owner, slot);
+    sci_name_t *e = sci_name_at(owner, slot);
     for (;;) {
-        int32_t before = __atomic_load_n(&e->index, __ATOMIC_ACQUIRE);
+        /* seq_cst: a sender's check against a concurrent destroy (sci_mbox_destroyed). */
+        int32_t before = __atomic_load_n(&e->index, __ATOMIC_SEQ_CST);
         if (!before) return 0;
         memcpy(out, e, sizeof *out);
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -206,8 +240,10 @@ int sci_name_read(int owner, int slot, sci_name_t *out)
     }
 }
 
+/* One look: a peer that has not started yet owns nothing; clone asks again until its timeout. */
 static int sci_lookup(int node, const char *name, int *index)
 {
+    if (sci_ctl_attach(node, 0)) return DECK_ENOTFOUND;
     sci_name_t e;
     for (int slot = 0; slot < SCI_MAX_MBOX; slot++)
         if (sci_name_read(node, slot, &e) && strcmp(e.name, name) == 0) { *index = e.index; return DECK_OK; }
@@ -226,17 +262,27 @@ static int wait_word(uint32_t *word, uint32_t want, int peer)
     return rc == DECK_EPEER ? deck_fail(DECK_EPEER, "deck_barrier: node %d has gone away", peer) : rc;
 }
 
+/* Node 0 may start after us: wait for its control segment as long as a barrier waits. */
+static int attach_node0(void)
+{
+    int rc;
+    while ((rc = sci_ctl_attach(0, SCI_CHECK_MS)) == DECK_ENOTFOUND) {}
+    return rc == DECK_EPEER ? deck_fail(DECK_EPEER, "deck_barrier: node 0 has gone away") : rc;
+}
+
 static int sci_barrier(void)
 {
     uint32_t epoch = ++sci.barrier_epoch;
+    int rc = sci.self == 0 ? DECK_OK : attach_node0();
+    if (rc) return rc;
     __atomic_store_n(sci_ctl_arrive(0, sci.self), epoch, __ATOMIC_RELEASE);
     deck_bell_ring(sci_ctl_bell(0));
     if (sci.self != 0) return wait_word(sci_ctl_release(sci.self), epoch, 0);
+    for (int i = 1; i < sci.n; i++)
+        if ((rc = wait_word(sci_ctl_arrive(0, i), epoch, i))) return rc;
     for (int i = 1; i < sci.n; i++) {
-        int rc = wait_word(sci_ctl_arrive(0, i), epoch, i);
-        if (rc) return rc;
-    }
-    for (int i = 1; i < sci.n; i++) {
+        /* It arrived, so its control segment is there unless it died since. */
+        if (sci_ctl_attach(i, 0)) return deck_fail(DECK_EPEER, "deck_barrier: node %d has gone away", i);
         __atomic_store_n(sci_ctl_release(i), epoch, __ATOMIC_RELEASE);
         deck_bell_ring(sci_ctl_bell(i));
     }

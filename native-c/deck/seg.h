@@ -56,7 +56,9 @@ int  deck_seg_set_available(deck_seg_t *s);
 /* create + prepare + map_local + set_available: the segment is ready for peers. */
 int  deck_seg_export(deck_seg_t *s, int id, size_t size);
 
-/* Waits up to timeout_ms for segment `id` of `node` to be available with a live owner. */
+/* Waits up to timeout_ms (0: one look) for segment `id` of `node` to be available with a live
+ * owner: DECK_ENOTFOUND when it did not become so, DECK_EPEER at once when it is there but its
+ * owner has died. */
 int  deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms);
 int  deck_seg_map_remote(deck_seg_t *s);
 /* connect + map_remote. */

@@ -180,22 +180,27 @@ int deck_seg_export(deck_seg_t *s, int id, size_t size)
     return deck_seg_set_available(s);
 }
 
-/* One try: 1 with s->fd open on an available segment of a live owner, else 0. */
+/* One try: 1 with s->fd open on an available segment of a live owner; -1 when the segment is
+ * there but its owner has died (a left-over, or a peer that died after setting it up); 0 when
+ * it is not (yet) there or not finished. */
 static int try_open(deck_seg_t *s)
 {
     int fd = shm_open(s->name, O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) return 0;
     seg_owner_t o;
     struct stat st;
-    if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && fstat(fd, &st) == 0 && o.magic == SEG_MAGIC &&
-        o.available && owner_alive(&o) &&
-        (uint64_t)st.st_size >= sizeof o + o.size) {
+    int got = 0;
+    if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && fstat(fd, &st) == 0 && o.magic == SEG_MAGIC) {
+        if (!owner_alive(&o)) got = -1;
+        else if (o.available && (uint64_t)st.st_size >= sizeof o + o.size) got = 1;
+    }
+    if (got == 1) {
         s->fd = fd;
         s->size = o.size;
-        return 1;
+    } else {
+        close(fd);
     }
-    close(fd);
-    return 0;
+    return got;
 }
 
 int deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms)
@@ -205,13 +210,15 @@ int deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms)
     seg_name(s, node, id);
     struct timespec deadline;
     deck_deadline(&deadline, timeout_ms);
-    while (!try_open(s)) {
+    int got;
+    while ((got = try_open(s)) == 0) {
         if (deck_deadline_passed(&deadline))
             return deck_fail(DECK_ENOTFOUND, "deck: shared segment %s of node %d not available after %d ms",
                              s->name, node, timeout_ms);
         struct timespec pause = { 0, SEG_RETRY_MS * 1000000L };   /* the owner is still starting */
         nanosleep(&pause, NULL);
     }
+    if (got < 0) return deck_fail(DECK_EPEER, "deck: shared segment %s: its owner, node %d, has died", s->name, node);
     return DECK_OK;
 }
 

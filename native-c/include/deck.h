@@ -2,7 +2,10 @@
  * DECK — Distributed Execution and Communication Kernel (see shared/spec/deck.md).
  *
  * Message passing through named mailboxes plus a thin threads wrapper. One API; the network
- * underneath is a transport (a table of functions, deck/transport.h): tcp now, sci and gm later.
+ * underneath is a transport (a table of functions, deck/transport.h): tcp (sockets; static and
+ * dynamic runs) and sci (DECK/SCI's shared segments and write-only protocols over POSIX shared
+ * memory: static runs on one host); gm later. Neither start is collective: deck_init returns
+ * without waiting for the other processes, which are reached when first needed.
  *
  * Two ways to start:
  *  - static, as deckrun did: N processes, ids 0..N-1, a nodes file listing where each one
@@ -13,6 +16,15 @@
  *  - dynamic, for sockets with no configuration: deck_init_dynamic() gives the process a unique
  *    id of its own; peers are learnt one by one with deck_add_peer(id, contact), where contact is
  *    what the peer's deck_contact() returned plus the host it is reached at.
+ *
+ * Environment:
+ *   DECK_TRANSPORT         transport by name: "tcp" (default) or "sci".
+ *   DECK_MSG_BUF_LIMIT     sci: bytes up to which protocol 2 copies; above, protocol 3 (8192).
+ *   DECK_MEDBUF_SIZE       sci: protocol-2 buffer per sender and mailbox, >= limit+64 (24768).
+ *   DECK_MSEG_SIZE         sci: message segment for big message buffers (64 MiB).
+ *   DECK_SPIN_US           sci: microseconds a waiter polls before blocking; -1 polls only (30).
+ *   DECK_RUN_KEY           sci: run name in segment names (1..24 alnum; default from nodes file).
+ *   DECK_CLONE_TIMEOUT_MS  bound on clone's wait for a name and sci's wait for a peer (10000).
  *
  * Every function returns DECK_OK (0) or a negative DECK_E* code; deck_strerror() names it and
  * deck_last_error() gives the text of the last failure in the calling thread.
