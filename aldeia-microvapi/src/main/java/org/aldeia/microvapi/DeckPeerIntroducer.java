@@ -24,6 +24,9 @@ final class DeckPeerIntroducer implements PeerIntroducer {
 
     @Override
     public void introduce(int remoteId, byte[] remoteExtra, InetAddress peer) throws IOException {
+        if (remoteId == Deck.node()) {
+            return; // a socket connected to its own JVM: DECK reaches its own mailboxes already
+        }
         Deck.addPeer(remoteId, peer.getHostAddress(), new String(remoteExtra, StandardCharsets.US_ASCII));
     }
 }
