@@ -85,11 +85,13 @@ public final class Bench {
             if (quick) {
                 args.add("--quick");
             }
-            DeckLauncher.Result run = new DeckLauncher(2, BenchNode.class, args.toArray(String[]::new))
+            DeckLauncher launcher = new DeckLauncher(2, BenchNode.class, args.toArray(String[]::new))
                     .jvmOptions(transport.jvmOptions().toArray(String[]::new))
                     .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
-                    .workDir(dir)
-                    .launch();
+                    .workDir(dir);
+            // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport.
+            DeckLauncher.Result run = transport.staticDeckTransport() == null ? launcher.launch()
+                    : launcher.aldeiaSetting("deck_transport", transport.staticDeckTransport()).launchAldeia();
             List<Measurement> measurements = run.output(1).lines()
                     .map(Measurement::parse).flatMap(Optional::stream).toList();
             String failure = run.succeeded() ? null : failureReason(run);

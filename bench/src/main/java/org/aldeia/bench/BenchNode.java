@@ -1,11 +1,6 @@
 package org.aldeia.bench;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-
-import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.deck.Deck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,10 +26,6 @@ public final class BenchNode {
             BenchArguments arguments = BenchArguments.parse(args);
             Transport transport = Transport.parse(arguments.required("transport"));
             Rendezvous rendezvous = new Rendezvous(Path.of(arguments.required("rendezvous")));
-            if (transport.staticDeckTransport() != null) {
-                useStaticDeckConfiguration(transport.staticDeckTransport(),
-                        Path.of(arguments.required("rendezvous")).toAbsolutePath().getParent());
-            }
             if ("0".equals(role)) {
                 try (MessageLink link = Links.server(transport, Path.of(arguments.required("scratch")), rendezvous)) {
                     log.info("{} server: echoed {} pings", transport.label(), BenchServer.serve(link));
@@ -59,22 +50,5 @@ public final class BenchNode {
         }
         // Transports may leave non-daemon threads (Aeron's conductor, DECK's readers) behind a failure.
         System.exit(status);
-    }
-
-    /**
-     * Points this JVM's Aldeia at a static DECK configuration of its own, written next to the
-     * nodes file from the DECK_* environment the launcher set. DeckLauncher#launchAldeia writes
-     * such files too, but without {@code deck_transport}, which is what the sci row needs.
-     */
-    private static void useStaticDeckConfiguration(String deckTransport, Path directory) throws IOException {
-        String id = System.getenv(Deck.ENV_ID);
-        Path conf = directory.resolve("aldeia-" + id + ".conf");
-        Files.writeString(conf, "# written by BenchNode for a static DECK run over " + deckTransport + "\n"
-                + "socket_type = " + AldeiaConfiguration.SOCKET_DECK + "\n"
-                + "deck_id = " + id + "\n"
-                + "deck_nodes = " + System.getenv(Deck.ENV_NODES) + "\n"
-                + "deck_file = " + System.getenv(Deck.ENV_FILE) + "\n"
-                + "deck_transport = " + deckTransport + "\n", StandardCharsets.UTF_8);
-        System.setProperty(AldeiaConfiguration.PROPERTY, conf.toString());
     }
 }
