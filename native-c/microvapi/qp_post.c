@@ -11,8 +11,12 @@
  * a few small requests (a short write, the latency case) that is a few microseconds and saves
  * the hand-off to the daemon; a large write must not hold the caller that long, so at most
  * MV_INLINE_REQS requests and MV_INLINE_BYTES bytes of a list go inline and the daemon posts
- * the rest while the caller goes on, as in the thesis. A DECK post that waits (a transport
- * whose ring to the peer is full) holds the caller for as long: the price of the fast path. */
+ * the rest while the caller goes on, as in the thesis. The first request always goes inline,
+ * whatever its size: a write of one large block is the latency case too, and its copy costs
+ * less than waking the daemon (measured: a 10 KiB ping-pong over sci took 20 µs one-way when
+ * that block went to the daemon). A DECK post that waits (a transport whose ring to the peer
+ * is full, or sci's protocol-3 rendezvous) holds the caller for as long: the price of the
+ * fast path. */
 #define MV_INLINE_REQS  16u
 #define MV_INLINE_BYTES 8192u
 
@@ -20,7 +24,7 @@ static uint32_t inline_prefix(const VAPI_sr_desc_t *list, uint32_t n)
 {
     uint32_t k = 0;
     uint64_t bytes = 0;
-    while (k < n && k < MV_INLINE_REQS && bytes + list[k].len <= MV_INLINE_BYTES)
+    while (k < n && k < MV_INLINE_REQS && (k == 0 || bytes + list[k].len <= MV_INLINE_BYTES))
         bytes += list[k++].len;
     return k;
 }

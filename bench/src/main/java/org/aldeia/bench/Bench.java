@@ -90,8 +90,14 @@ public final class Bench {
                     .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
                     .workDir(dir);
             // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport.
-            DeckLauncher.Result run = transport.staticDeckTransport() == null ? launcher.launch()
-                    : launcher.aldeiaSetting("deck_transport", transport.staticDeckTransport()).launchAldeia();
+            DeckLauncher.Result run;
+            if (transport.staticDeckTransport() == null) {
+                run = launcher.launch();
+            } else {
+                launcher.aldeiaSetting("deck_transport", transport.staticDeckTransport());
+                transport.aldeiaSettings().forEach(launcher::aldeiaSetting);
+                run = launcher.launchAldeia();
+            }
             List<Measurement> measurements = run.output(1).lines()
                     .map(Measurement::parse).flatMap(Optional::stream).toList();
             String failure = run.succeeded() ? null : failureReason(run);

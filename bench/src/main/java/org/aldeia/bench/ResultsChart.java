@@ -28,6 +28,7 @@ final class ResultsChart {
     private static final Color[] COLOURS = {
         new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c),
         new Color(0xd62728), new Color(0x9467bd), new Color(0x8c564b),
+        new Color(0xe377c2), new Color(0x17becf),
     };
     private static final int MARGIN_LEFT = 80;
     private static final int MARGIN_TOP = 50;

@@ -2,6 +2,7 @@ package org.aldeia.bench;
 
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** The rows of the benchmark table, in the order they run; JDK loopback is the baseline. */
 enum Transport {
@@ -10,6 +11,12 @@ enum Transport {
     ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of()),
     ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
     ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
+    /**
+     * The thesis's mtu of 1024 makes a 1 MiB write 1024 DECK messages; one block per 64 KiB
+     * shows what the block size costs (and sends blocks above 8 KiB by protocol 3, zero-copy).
+     */
+    ALDEIA_STATIC_SCI_MTU64K("Aldeia, DECK static/sci, mtu 64 KiB", "sci", List.of(), Map.of("mtu", "65536")),
+    ALDEIA_STATIC_TCP_MTU64K("Aldeia, DECK static/tcp, mtu 64 KiB", "tcp", List.of(), Map.of("mtu", "65536")),
     /** Agrona reaches into sun.nio.ch to map and unmap the log buffers. */
     AERON_IPC("Aeron IPC (backoff idle)", null, List.of("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"));
 
@@ -18,11 +25,17 @@ enum Transport {
     private final String label;
     private final String staticDeckTransport;
     private final List<String> jvmOptions;
+    private final Map<String, String> aldeiaSettings;
 
     Transport(String label, String staticDeckTransport, List<String> jvmOptions) {
+        this(label, staticDeckTransport, jvmOptions, Map.of());
+    }
+
+    Transport(String label, String staticDeckTransport, List<String> jvmOptions, Map<String, String> aldeiaSettings) {
         this.label = label;
         this.staticDeckTransport = staticDeckTransport;
         this.jvmOptions = jvmOptions;
+        this.aldeiaSettings = aldeiaSettings;
     }
 
     /** The row's name in the table, the CSV and the chart. */
@@ -38,6 +51,11 @@ enum Transport {
     /** The {@code deck_transport} of a static DECK run, or null when the transport is not one. */
     String staticDeckTransport() {
         return staticDeckTransport;
+    }
+
+    /** aldeia.conf keys of a static DECK row besides deck_transport, e.g. a larger mtu. */
+    Map<String, String> aldeiaSettings() {
+        return aldeiaSettings;
     }
 
     /** What both JVMs of this transport need on their command line. */
