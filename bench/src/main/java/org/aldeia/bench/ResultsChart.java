@@ -63,7 +63,7 @@ final class ResultsChart {
             bandwidth.drawFrame(g);
             for (int i = 0; i < results.size(); i++) {
                 TransportResult result = results.get(i);
-                Color colour = COLOURS[result.transport().ordinal() % COLOURS.length];
+                Color colour = colourOf(result.transport());
                 latency.drawSeries(g, colour, points(result, sizes, Measurement::value));
                 bandwidth.drawSeries(g, colour, points(result, sizes, Measurement::megabytesPerSecond));
                 result.bandwidth().ifPresent(m -> bandwidth.drawDiamond(g, colour, m.sizeBytes(), m.value()));
@@ -73,6 +73,11 @@ final class ResultsChart {
             g.dispose();
         }
         return image;
+    }
+
+    /** Each transport keeps its colour whichever rows a run draws. */
+    static Color colourOf(Transport transport) {
+        return COLOURS[transport.ordinal() % COLOURS.length];
     }
 
     private static void drawLegendEntry(Graphics2D g, Color colour, TransportResult result, int index) {

@@ -37,11 +37,12 @@ class ResultsChartTest {
         assertEquals(ResultsChart.WIDTH, image.getWidth());
         assertEquals(ResultsChart.HEIGHT, image.getHeight());
         // Each transport with figures has pixels of its colour (its line, points and legend).
-        assertTrue(countPixels(image, 0x1f77b4) > 100, "JDK loopback's line is missing");
-        assertTrue(countPixels(image, 0x8c564b) > 100, "Aeron's line is missing");
+        assertTrue(countPixels(image, Transport.JDK_LOOPBACK) > 100, "JDK loopback's line is missing");
+        assertTrue(countPixels(image, Transport.AERON_IPC) > 100, "Aeron's line is missing");
     }
 
-    private static int countPixels(BufferedImage image, int rgb) {
+    private static int countPixels(BufferedImage image, Transport transport) {
+        int rgb = ResultsChart.colourOf(transport).getRGB() & 0xffffff;
         int n = 0;
         for (int y = 0; y < image.getHeight(); y++) {
             for (int x = 0; x < image.getWidth(); x++) {
