@@ -8,35 +8,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "util_deck.h"
+#include "util_numbered.h"
 
 #define MAX_BODY 5000
 
-/* Byte k of message `seq` from `sender`: the receiver recomputes it to check every byte. */
-static unsigned char pattern(int sender, int seq, int k) { return (unsigned char)(sender * 31 + seq * 7 + k); }
-
-static int body_len(int seq) { return (seq * 37) % MAX_BODY; }
-
-static void post_numbered(deck_mbox_t *to, deck_msg_t *m, int sender, int seq, int len)
-{
-    CHECK_OK(deck_msg_clear(m));
-    CHECK_OK(deck_msg_pack(m, DECK_INT, &sender, 1));
-    CHECK_OK(deck_msg_pack(m, DECK_INT, &seq, 1));
-    for (int k = 0; k < len; k++) m->buf[m->len + (unsigned long)k] = (char)pattern(sender, seq, k);
-    m->len += (unsigned long)len;
-    CHECK_OK(deck_mbox_post(to, m));
-}
-
-/* Retrieves one numbered message, checks its body; returns the sender, *seq gets its number. */
-static int retrv_numbered(deck_mbox_t *from, deck_msg_t *m, int *seq)
-{
-    int sender;
-    CHECK_OK(deck_mbox_retrv(from, m));
-    CHECK_OK(deck_msg_unpack(m, DECK_INT, &sender, 1));
-    CHECK_OK(deck_msg_unpack(m, DECK_INT, seq, 1));
-    int len = (int)(m->len - m->pos);
-    for (int k = 0; k < len; k++) CHECK((unsigned char)m->buf[m->pos + (unsigned long)k] == pattern(sender, *seq, k));
-    return sender;
-}
+/* Body of message `seq` of `sender`: 0 .. MAX_BODY-1 bytes, varying. */
+static unsigned long body_of(int sender, int seq) { return (unsigned long)((seq * sender * 37) % MAX_BODY); }
 
 /* 3000 messages of varying sizes from node 1 arrive at node 0 in order, intact. */
 static int fifo_node(int id, int n, void *arg)
@@ -48,14 +25,14 @@ static int fifo_node(int id, int n, void *arg)
         CHECK_OK(deck_mbox_create(&mb, "fifo"));
         for (int i = 0; i < 3000; i++) {
             int seq;
-            CHECK(retrv_numbered(&mb, &m, &seq) == 1);
+            CHECK(util_retrv_numbered(&mb, &m, &seq) == 1);
             CHECK(seq == i);
-            CHECK(m.len == 8 + (unsigned long)body_len(i));
+            CHECK(m.len == 8 + body_of(1, i));
         }
     } else {
         CHECK_OK(deck_mbox_clone(&mb, "fifo"));
         CHECK(mb.node == 0 && mb.kind == DECK_MBOX_CLONED);
-        for (int i = 0; i < 3000; i++) post_numbered(&mb, &m, 1, i, body_len(i));
+        for (int i = 0; i < 3000; i++) util_post_numbered(&mb, &m, 1, i, body_of(1, i));
     }
     CHECK_OK(deck_barrier());
     CHECK_OK(deck_mbox_destroy(&mb));
@@ -71,17 +48,11 @@ static int senders_node(int id, int n, void *arg)
     deck_msg_t m;
     CHECK_OK(deck_msg_create(&m, MAX_BODY + 8));
     if (id == 0) {
-        int next[3] = { 0, 0, 0 };
         CHECK_OK(deck_mbox_create(&mb, "sink"));
-        for (int i = 0; i < (n - 1) * PER_SENDER; i++) {
-            int seq, from = retrv_numbered(&mb, &m, &seq);
-            CHECK(from >= 1 && from < n);
-            CHECK(seq == next[from]);
-            next[from]++;
-        }
+        util_expect_in_order(&mb, &m, (n - 1) * PER_SENDER, 1, n - 1, body_of);
     } else {
         CHECK_OK(deck_mbox_clone(&mb, "sink"));
-        for (int i = 0; i < PER_SENDER; i++) post_numbered(&mb, &m, id, i, body_len(i * id));
+        for (int i = 0; i < PER_SENDER; i++) util_post_numbered(&mb, &m, id, i, body_of(id, i));
     }
     CHECK_OK(deck_barrier());
     CHECK_OK(deck_mbox_destroy(&mb));
@@ -104,14 +75,14 @@ static int many_mailboxes_node(int id, int n, void *arg)
     }
     if (id == 1) {
         for (int b = 1; b < BOXES; b++)
-            for (int i = 0; i < PER_BOX; i++) post_numbered(&mb[b], &m, b, i, BIG);
-        post_numbered(&mb[0], &m, 0, 0, 100);
+            for (int i = 0; i < PER_BOX; i++) util_post_numbered(&mb[b], &m, b, i, BIG);
+        util_post_numbered(&mb[0], &m, 0, 0, 100);
     } else {
         int seq;
-        CHECK(retrv_numbered(&mb[0], &m, &seq) == 0 && seq == 0);
+        CHECK(util_retrv_numbered(&mb[0], &m, &seq) == 0 && seq == 0);
         for (int b = BOXES - 1; b >= 1; b--)      /* the opposite order of posting */
             for (int i = 0; i < PER_BOX; i++) {
-                CHECK(retrv_numbered(&mb[b], &m, &seq) == b);
+                CHECK(util_retrv_numbered(&mb[b], &m, &seq) == b);
                 CHECK(seq == i);
             }
         CHECK_RC(deck_mbox_retrv_timed(&mb[7], &m, 0), DECK_ETIMEDOUT);
@@ -204,7 +175,7 @@ static int peer_death_node(int id, int n, void *arg)
     if (id == 1) {
         CHECK_OK(deck_mbox_create(&other, "node1"));
         CHECK_OK(deck_mbox_clone(&watched, "watched"));
-        for (int i = 0; i < 3; i++) post_numbered(&watched, &m, 1, i, 10);
+        for (int i = 0; i < 3; i++) util_post_numbered(&watched, &m, 1, i, 10);
         CHECK_OK(deck_mbox_retrv(&other, &m));          /* node 0 says "die now" */
         _exit(0);                                       /* no deck_done: an abrupt death */
     }
@@ -214,7 +185,7 @@ static int peer_death_node(int id, int n, void *arg)
     CHECK_OK(deck_mbox_post(&other, &m));
     for (int i = 0; i < 3; i++) {
         int seq;
-        CHECK(retrv_numbered(&watched, &m, &seq) == 1 && seq == i);
+        CHECK(util_retrv_numbered(&watched, &m, &seq) == 1 && seq == i);
     }
     CHECK_RC(deck_mbox_retrv(&watched, &m), DECK_EPEER);
     CHECK_RC(deck_mbox_retrv_timed(&watched, &m, 1000), DECK_EPEER);

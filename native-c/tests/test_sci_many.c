@@ -9,35 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util_deck.h"
+#include "util_numbered.h"
 
 #define BIG 100000ul
 static const unsigned long sizes[] = { 8, 20, 62, 63, 64, 1000, 8192, 8193, BIG };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
-static unsigned long size_of(int sender, int seq) { return sizes[(unsigned)(sender * 7 + seq * 13 + seq / 5) % NSIZES]; }
-static unsigned char pat(int sender, int seq, unsigned long j) { return (unsigned char)(sender * 31 + seq * 7 + j); }
+/* Message sizes across the protocol thresholds; the body is what follows the 8-byte number. */
+static unsigned long body_of(int sender, int seq) { return sizes[(unsigned)(sender * 7 + seq * 13 + seq / 5) % NSIZES] - 8; }
 
-/* A message starts with {sender, seq}; the rest is a pattern of both. */
 static void post_numbered(deck_mbox_t *to, deck_msg_t *m, int sender, int seq)
 {
-    unsigned long len = size_of(sender, seq);
-    memcpy(m->buf, &sender, 4);
-    memcpy(m->buf + 4, &seq, 4);
-    for (unsigned long j = 8; j < len; j++) m->buf[j] = (char)pat(sender, seq, j);
-    m->len = len;
-    CHECK_OK(deck_mbox_post(to, m));
-}
-
-static int retrv_numbered(deck_mbox_t *from, deck_msg_t *m, int *seq)
-{
-    int sender;
-    CHECK_OK(deck_mbox_retrv(from, m));
-    CHECK(m->len >= 8);
-    memcpy(&sender, m->buf, 4);
-    memcpy(seq, m->buf + 4, 4);
-    CHECK(m->len == size_of(sender, *seq));
-    for (unsigned long j = 8; j < m->len; j++) CHECK((unsigned char)m->buf[j] == pat(sender, *seq, j));
-    return sender;
+    util_post_numbered(to, m, sender, seq, body_of(sender, seq));
 }
 
 enum { PER_SENDER = 300 };
@@ -49,14 +32,8 @@ static int senders_node(int id, int n, void *arg)
     deck_msg_t m;
     CHECK_OK(deck_msg_create(&m, BIG));
     if (id == 0) {
-        int next[8] = { 0 };
         CHECK_OK(deck_mbox_create(&mb, "sink"));
-        for (int i = 0; i < (n - 1) * PER_SENDER; i++) {
-            int seq, from = retrv_numbered(&mb, &m, &seq);
-            CHECK(from >= 1 && from < n);
-            CHECK(seq == next[from]);
-            next[from]++;
-        }
+        util_expect_in_order(&mb, &m, (n - 1) * PER_SENDER, 1, n - 1, body_of);
     } else {
         CHECK_OK(deck_mbox_clone(&mb, "sink"));
         for (int i = 0; i < PER_SENDER; i++) post_numbered(&mb, &m, id, i);
@@ -85,15 +62,9 @@ static int threads_node(int id, int n, void *arg)
     deck_mbox_t mb;
     if (id == 0) {
         deck_msg_t m;
-        int next[3] = { 0 };
         CHECK_OK(deck_msg_create(&m, BIG));
         CHECK_OK(deck_mbox_create(&mb, "shared"));
-        for (int i = 0; i < 2 * PER_SENDER; i++) {
-            int seq, from = retrv_numbered(&mb, &m, &seq);
-            CHECK(from == 1 || from == 2);
-            CHECK(seq == next[from]);
-            next[from]++;
-        }
+        util_expect_in_order(&mb, &m, 2 * PER_SENDER, 1, 2, body_of);
         CHECK_OK(deck_msg_destroy(&m));
     } else {
         CHECK_OK(deck_mbox_clone(&mb, "shared"));
