@@ -20,7 +20,8 @@ import org.aldeia.vapi.VapiStructs.Wc;
  * read cost a post and a block. Here K MTU-sized buffers are posted at connect and stay
  * posted: a read serves bytes already held; only when none are held it blocks for a
  * completion and then takes every completion ready in one poll; buffers it emptied are
- * re-posted with one {@code EVAPI_post_rr_list}. At most three native calls per read.
+ * re-posted with one {@code EVAPI_post_rr_list} once they are half of all buffers. At most
+ * three native calls per read, none for a read served from bytes already held.
  *
  * <p>A receive of zero bytes is the peer's end-of-stream.
  */
@@ -34,6 +35,7 @@ final class ReceivePath {
     private final int lkey;
     private final int bufferSize;
     private final int buffers;
+    private final int repostBatch;       // emptied buffers re-posted together
     private final Memory requests;       // scratch list of receive descriptors to (re)post
     private final ByteBuffer requestView;
     private final CompletionQueue completions;
@@ -54,6 +56,7 @@ final class ReceivePath {
         this.lkey = pair.receiveRegion().lkey();
         this.bufferSize = pair.mtu();
         this.buffers = pair.receiveBuffers();
+        this.repostBatch = Math.max(1, buffers / 2);
         this.requests = new Memory((long) buffers * Desc.SIZE);
         this.requestView = VapiStructs.view(requests);
         this.completions = new CompletionQueue(vapi, hca, pair.receiveCq(), buffers, closed);
@@ -149,13 +152,19 @@ final class ReceivePath {
     }
 
     /**
-     * Re-posts the buffers emptied so far, in one call. A failure here is kept for the next
-     * read rather than thrown, so the bytes this read copied are not lost.
+     * Re-posts the buffers emptied so far, in one call, once they are half of all buffers: a
+     * small read then costs no native call here. While it waits, a reader holds no block, so
+     * every buffer not awaiting re-post (more than half) is posted: the peer never finds the
+     * receiver without one. A failure here is kept for the next read rather than thrown, so
+     * the bytes this read copied are not lost.
      */
     private void repostConsumed() {
         int count = blocks.consumedCount();
-        if (count == 0 || endOfStream || failure != null) {
+        if (endOfStream || failure != null) {
             blocks.clearConsumed(); // nothing follows end-of-stream or a failure
+            return;
+        }
+        if (count == 0 || count < repostBatch) {
             return;
         }
         for (int i = 0; i < count; i++) {

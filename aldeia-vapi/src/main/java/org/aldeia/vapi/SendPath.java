@@ -19,8 +19,9 @@ import org.aldeia.vapi.VapiStructs.Wc;
  * The send side of a queue-pair channel (thesis Figs. 4.9–4.11), with the thesis's per-block
  * native calls batched: a write copies all its blocks into the registered ring (plain
  * ByteBuffer copies), fills their descriptors, signals only the last one and posts them with
- * one {@code EVAPI_post_sr_list} (two when the descriptor ring wraps), then takes whatever
- * completed with one non-blocking poll. It blocks only when the ring is full.
+ * one {@code EVAPI_post_sr_list} (two when the descriptor ring wraps), then, once half the
+ * ring is in flight, takes whatever completed with one non-blocking poll. It blocks only when
+ * the ring is full.
  *
  * <p>A write larger than the free part of the ring is posted in portions, each ending with a
  * signalled block, and waits for a completion between them: its native calls grow by a few per
@@ -79,7 +80,9 @@ final class SendPath {
                     take(completions.await()); // ring full: wait until the peer took something
                 } else {
                     post(first, count);
-                    take(completions.poll());
+                    if (ring.halfFull()) {
+                        take(completions.poll()); // free what completed before room runs out
+                    }
                 }
             }
         } finally {

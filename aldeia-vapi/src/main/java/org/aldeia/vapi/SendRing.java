@@ -64,6 +64,11 @@ final class SendRing {
         return regionSize - inFlightBytes;
     }
 
+    /** Whether more than half of the slots or of the region are in flight. */
+    boolean halfFull() {
+        return inFlight() > lengths.length / 2 || inFlightBytes > regionSize / 2;
+    }
+
     /** Region offset where the next block goes. */
     int head() {
         return (int) (((long) tail + inFlightBytes) % regionSize);

@@ -130,14 +130,17 @@ class QueuePairChannelReceiveTest {
     }
 
     @Test
-    void partlyReadBufferIsNotReposted() throws IOException {
+    void emptiedBuffersAreRepostedTogetherOnceHalfOfThemAreEmpty() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 4)) {
-            p.a.write(bytes(100, 0), 0, 100);
+            for (int i = 0; i < 3; i++) {
+                p.a.write(bytes(100, i), 0, 100); // one buffer each
+            }
             clearInvocations(p.vapi);
             assertEquals(99, p.b.read(new byte[99], 0, 99));
+            assertEquals(1, p.b.read(new byte[1], 0, 1)); // buffer 0 empty: 1 of 4, under half
             verify(p.vapi, never()).EVAPI_post_rr_list(anyLong(), anyLong(), anyInt(), any());
-            assertEquals(1, p.b.read(new byte[99], 0, 99));
-            verify(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(), eq(1), any());
+            assertEquals(100, p.b.read(new byte[100], 0, 100)); // buffer 1 empty: half of them
+            verify(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(), eq(2), any());
         }
     }
 
