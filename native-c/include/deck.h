@@ -109,7 +109,10 @@ int deck_msg_destroy(deck_msg_t *m);
 /* ---- mailboxes ------------------------------------------------------------------------- */
 /* Ordering: messages from one sending process to one mailbox arrive in the order posted;
  * from different senders in any order. Posts to a mailbox nobody is retrieving from yet are
- * queued at the receiver, never lost, and never hold up other mailboxes. */
+ * never lost. tcp queues them at the receiver, so they never hold up the sender or other
+ * mailboxes; sci, like DECK/SCI, has bounded buffers per sender and mailbox (64 small
+ * messages, DECK_MEDBUF_SIZE bytes of medium ones) and a protocol-3 post waits for the
+ * receiver's retrieve, so an sci post can wait until the receiver takes something. */
 enum deck_mbox_kind { DECK_MBOX_NONE = 0, DECK_MBOX_CREATED = 1, DECK_MBOX_CLONED = 2 };
 
 typedef struct deck_mbox {
