@@ -47,7 +47,7 @@ class TransportSelectionTest {
         assertTrue(failure.startsWith("org.aldeia.core.spi.NativeLibraryMissing: "), failure);
         assertTrue(failure.contains("libaldeiaverbs.so") && failure.contains("SOCKET_VAPI"), failure);
         assertTrue(failure.contains("looked in") && failure.contains("jna.library.path")
-                && failure.contains("linux-x86-64/libaldeiaverbs.so") && failure.contains("java.library.path"), failure);
+                && failure.contains("linux-x86-64/libaldeiaverbs.so") && failure.contains("jna.platform.library.path"), failure);
         assertEquals(3, child.waitFor(30), child::describe);
     }
 }

@@ -12,7 +12,7 @@ public final class VapiLibrary {
 
     /**
      * Loads {@code lib<name>.so} (JNA looks at jna.library.path, the classpath resource
-     * linux-x86-64/, java.library.path and the system path) and binds vapi.h to it.
+     * linux-x86-64/, jna.platform.library.path and the system path) and binds vapi.h to it.
      *
      * @param name the library name without prefix and suffix, e.g. {@code microvapi}
      * @param purpose what it is needed for, for the error, e.g. "socket_type = SOCKET_DECK"

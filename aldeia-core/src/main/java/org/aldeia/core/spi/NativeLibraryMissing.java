@@ -27,11 +27,16 @@ public final class NativeLibraryMissing extends IOException {
         return library;
     }
 
-    /** The places JNA searches, in its order. */
+    /** The places JNA searches, in its order (JNA does not look at java.library.path). */
     static String searchPath(String library) {
-        return "jna.library.path=" + System.getProperty("jna.library.path", "(unset)")
-                + ", the classpath resource linux-x86-64/" + library
-                + ", java.library.path=" + System.getProperty("java.library.path", "(unset)")
-                + ", and the system library path (LD_LIBRARY_PATH, ld.so.cache)";
+        return "jna.library.path=" + orUnset(System.getProperty("jna.library.path"))
+                + ", the system library path (LD_LIBRARY_PATH=" + orUnset(System.getenv("LD_LIBRARY_PATH"))
+                + ", the ld.so cache), jna.platform.library.path="
+                + orUnset(System.getProperty("jna.platform.library.path"))
+                + ", and the classpath resource linux-x86-64/" + library;
+    }
+
+    private static String orUnset(String value) {
+        return value == null || value.isEmpty() ? "(unset)" : value;
     }
 }
