@@ -8,7 +8,8 @@
  *   pd_mr.c     protection domains and memory regions (no DECK meaning)
  *   cq.c        completion queues
  *   wr_queue.c  growable FIFO of work requests
- *   wire.c      the message on the wire: [int length][length bytes]
+ *   wire.c      the message on the wire: records [int length][length bytes], several
+ *               consecutive send requests coalesced into one DECK message
  *   qp.c        queue pairs: create, connect (modify), destroy
  *   qp_post.c   posting send and receive requests
  *   qp_send.c / qp_recv.c  the two directions of a queue pair: progress in the caller's
@@ -118,17 +119,30 @@ struct mv_wrq {
 
 int mv_wrq_push(struct mv_wrq *q, const VAPI_sr_desc_t *list, uint32_t n); /* 0 or -1 (ENOMEM) */
 const VAPI_sr_desc_t *mv_wrq_front(const struct mv_wrq *q);               /* NULL if empty */
+const VAPI_sr_desc_t *mv_wrq_at(const struct mv_wrq *q, uint32_t i);     /* NULL past the end */
 void mv_wrq_pop(struct mv_wrq *q);
 void mv_wrq_free(struct mv_wrq *q);
 
 /* ---- the wire (wire.c) ------------------------------------------------------------------- */
-/* Bytes a message needs beyond the data: the length header. */
+/* Bytes a record needs beyond its data: the length header. */
 #define MV_WIRE_HEADER ((uint32_t)sizeof(int32_t))
+/* Coalescing bounds: records per DECK message, and data bytes of a message of several. With
+ * the default mtu of 1024 a message carries 64 full blocks: a 1 MiB write is 16 DECK posts. */
+#define MV_COALESCE_BLOCKS 64u
+#define MV_COALESCE_BYTES  65536u
 
-/* Fills msg (created with at least len + MV_WIRE_HEADER bytes) with [len][data]. */
-int mv_wire_encode(deck_msg_t *msg, const void *data, uint32_t len);
-/* Points *data at the payload of a received message; -1 if the message is malformed. */
-int mv_wire_decode(deck_msg_t *msg, const void **data, uint32_t *len);
+/* Size of the DECK message that holds any message the bounds allow, for this mtu. */
+uint32_t mv_wire_capacity(uint32_t mtu);
+/* Whether a record of len bytes may join a message that holds count records of payload bytes
+ * (the first record always may). */
+int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len);
+/* How many requests of list[0..n) one message carries (at least 1 when n > 0). */
+uint32_t mv_wire_batch(const VAPI_sr_desc_t *list, uint32_t n);
+/* Appends the record [len][data] to msg (start with deck_msg_clear); -1 if it does not fit. */
+int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len);
+/* Reads the record at byte *off of a received message and moves *off past it; -1 if the
+ * message is malformed there. */
+int mv_wire_next(const deck_msg_t *msg, uint32_t *off, const void **data, uint32_t *len);
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
 /* One direction of a queue pair: its request FIFO and "the turn", guarded by lock, and its
@@ -144,7 +158,7 @@ struct mv_side {
     int             stopping;
     int             running;       /* the daemon thread was started */
     pthread_t       daemon;
-    deck_msg_t      msg;           /* the turn holder's message, mtu + header bytes */
+    deck_msg_t      msg;           /* the turn holder's message, mv_wire_capacity(mtu) bytes */
     int             busy;          /* the turn is held */
     uint32_t        inflight;      /* send: requests taken by the turn holder, not yet reported */
     int             daemon_idle;   /* the daemon sleeps without a timeout: signal work to wake it */
@@ -153,6 +167,8 @@ struct mv_side {
     uint32_t        pollers;       /* blocking pollers that progress this side themselves */
     int             kick_pending;  /* a wake-up token is in the mailbox */
     uint64_t        activity_ns;   /* the reader's last poll or post (the daemon's grace) */
+    uint32_t        msg_off;       /* msg's records from here on are not handed out yet
+                                    * (msg_off < msg.len: a message is pending) */
 };
 
 struct mv_qp {
@@ -178,14 +194,15 @@ struct mv_qp {
 
 void *mv_send_daemon(void *qp);
 void *mv_recv_daemon(void *qp);
-/* Posts list[0..n) to DECK in the caller's thread; the caller took the send turn (sq.busy)
- * and counted the requests in sq.inflight. Reports them and hands the turn back. */
+/* Posts list[0..n) (one message's worth: mv_wire_batch) to DECK in the caller's thread; the
+ * caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports them
+ * and hands the turn back. */
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
 
 /* Receive progress by pollers (qp_recv.c). A step takes the turn if it is free and a request
  * is posted, retrieves with timeout_ms (-1: no limit, 0: only look) and completes it. */
 enum mv_rq_step {
-    MV_RQ_DONE,      /* a completion was pushed */
+    MV_RQ_DONE,      /* completions were pushed */
     MV_RQ_AGAIN,     /* a wake-up token was taken: step again */
     MV_RQ_IDLE,      /* nothing posted, or someone else holds the turn */
     MV_RQ_TIMEOUT,   /* nothing arrived in time */

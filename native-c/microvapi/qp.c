@@ -10,6 +10,8 @@
  *    DECK mailbox;
  *  - lists of requests are posted in one call (EVAPI_post_sr_list / EVAPI_post_rr_list), so a
  *    whole write is one native crossing;
+ *  - consecutive send requests travel coalesced, several per DECK message (wire.c), and the
+ *    receiver hands their blocks out to its receive requests one by one;
  *  - every signalled request gets its own completion (the thesis returned only the latest one
  *    and dropped the earlier ones), and failures are reported even for unsignalled sends;
  *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR, destroying
@@ -70,7 +72,7 @@ static int side_init(struct mv_side *side, struct mv_cq *cq, VAPI_cq_hndl_t cq_h
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);   /* the receive daemon's grace */
     pthread_cond_init(&side->work, &attr);
     pthread_condattr_destroy(&attr);
-    return deck_msg_create(&side->msg, (unsigned long)mtu + MV_WIRE_HEADER);
+    return deck_msg_create(&side->msg, mv_wire_capacity(mtu));
 }
 
 static void side_stop(struct mv_side *side)
@@ -203,7 +205,7 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     int tok_rc = deck_msg_create(&obj->token, 0);
     if (sq_rc != DECK_OK || rq_rc != DECK_OK || tok_rc != DECK_OK)
         ret = mv_fail(VAPI_ENOMEM, fn, "no memory for %u-byte DECK messages",
-                      obj->mtu + MV_WIRE_HEADER);
+                      mv_wire_capacity(obj->mtu));
     if (ret == VAPI_OK) {
         obj->qp_num = atomic_fetch_add(&next_qp_num, 1);
         ret = qp_start(fn, obj);

@@ -6,27 +6,19 @@
  */
 #include "mv_internal.h"
 
-/* How much of a send list the caller posts itself. The old path cost the caller a queue
- * append; posting inline costs a copy into the DECK message and a DECK post per request. For
- * a few small requests (a short write, the latency case) that is a few microseconds and saves
- * the hand-off to the daemon; a large write must not hold the caller that long, so at most
- * MV_INLINE_REQS requests and MV_INLINE_BYTES bytes of a list go inline and the daemon posts
- * the rest while the caller goes on, as in the thesis. The first request always goes inline,
- * whatever its size: a write of one large block is the latency case too, and its copy costs
- * less than waking the daemon (measured: a 10 KiB ping-pong over sci took 20 µs one-way when
- * that block went to the daemon). A DECK post that waits (a transport whose ring to the peer
- * is full, or sci's protocol-3 rendezvous) holds the caller for as long: the price of the
- * fast path. */
-#define MV_INLINE_REQS  16u
-#define MV_INLINE_BYTES 8192u
-
+/* How much of a send list the caller posts itself: the first DECK message (mv_wire_batch:
+ * up to 64 blocks / 64 KiB coalesced). The old path cost the caller a queue append; posting
+ * inline costs a copy into the DECK message and one DECK post. For a short write (the latency
+ * case) that saves the hand-off to the daemon; a large write must not hold the caller for all
+ * of its posts, so the daemon posts the rest while the caller goes on, as in the thesis. The
+ * first request always goes inline, whatever its size: a write of one large block is the
+ * latency case too, and its copy costs less than waking the daemon (measured: a 10 KiB
+ * ping-pong over sci took 20 us one-way when that block went to the daemon). A DECK post
+ * that waits (a transport whose ring to the peer is full, or sci's protocol-3 rendezvous)
+ * holds the caller for as long: the price of the fast path. */
 static uint32_t inline_prefix(const VAPI_sr_desc_t *list, uint32_t n)
 {
-    uint32_t k = 0;
-    uint64_t bytes = 0;
-    while (k < n && k < MV_INLINE_REQS && (k == 0 || bytes + list[k].len <= MV_INLINE_BYTES))
-        bytes += list[k++].len;
-    return k;
+    return mv_wire_batch(list, n);
 }
 
 static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32_t i,

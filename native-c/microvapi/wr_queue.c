@@ -44,6 +44,11 @@ const VAPI_sr_desc_t *mv_wrq_front(const struct mv_wrq *q)
     return q->count ? &q->ring[q->head] : NULL;
 }
 
+const VAPI_sr_desc_t *mv_wrq_at(const struct mv_wrq *q, uint32_t i)
+{
+    return i < q->count ? &q->ring[(q->head + i) % q->cap] : NULL;
+}
+
 void mv_wrq_pop(struct mv_wrq *q)
 {
     q->head = (q->head + 1) % q->cap;

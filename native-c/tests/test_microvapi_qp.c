@@ -3,7 +3,8 @@
  * runs made by util_run_nodes, which MicroVAPI reuses): streams in both directions at once
  * with lists of sends of every size 0..mtu, only the last of each list signalled; receive
  * buffers posted ahead; a buffer too small; a peer that dies; tear-down with receives
- * outstanding. Plus two QPs of one process connected to each other.
+ * outstanding; coalesced messages (the wire format, blocks handed out a few at a time, a peer
+ * dying with a message half handed out). Plus two QPs of one process connected to each other.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -537,6 +538,192 @@ static int destroy_under_poller_node(int id, int n, void *arg)
     return 0;
 }
 
+/* ---- coalescing: several blocks per DECK message ----------------------------------------- */
+
+#define BIG_LIST 200
+
+/* Block k of the coalescing tests: 1..MTU bytes, assorted. */
+static uint32_t block_size(int k) { return 1 + (uint32_t)(k * 97 + k / 3) % MTU; }
+
+/* Sends blocks [from, from + n) as one list, only the last signalled, and waits for its one
+ * completion (the DECK posts carrying the list have all returned by then). */
+static void send_blocks(struct conn *c, uint8_t *region, int seed, int from, int n)
+{
+    VAPI_sr_desc_t *list = malloc((size_t)n * sizeof *list);
+    CHECK(list != NULL);
+    for (int i = 0; i < n; i++) {
+        int k = from + i;
+        uint8_t *p = region + (size_t)k * MTU;
+        for (uint32_t j = 0; j < block_size(k); j++)
+            p[j] = msg_byte(seed, k, j);
+        list[i] = (VAPI_sr_desc_t){ .id = (uint64_t)k, .opcode = VAPI_SEND,
+                                    .comp_type = i == n - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED,
+                                    .addr = (uintptr_t)p, .len = block_size(k) };
+    }
+    VOK(n == 1 ? VAPI_post_sr(c->hca, c->qp, list)
+               : EVAPI_post_sr_list(c->hca, c->qp, (uint32_t)n, list));
+    expect_completion(c, c->scq, (uint64_t)(from + n - 1), VAPI_SUCCESS, block_size(from + n - 1));
+    free(list);
+}
+
+static void check_block(int seed, int k, const uint8_t *p, uint32_t len)
+{
+    CHECK(len == block_size(k));
+    for (uint32_t j = 0; j < len; j++)
+        if (p[j] != msg_byte(seed, k, j)) {
+            fprintf(stderr, "block %d byte %u: got %u, want %u\n", k, j, p[j],
+                    msg_byte(seed, k, j));
+            exit(1);
+        }
+}
+
+/* The wire format as the peer's mailbox sees it: a QP connected to a bare DECK mailbox posts
+ * a list of BIG_LIST blocks and a zero-length end marker; they arrive as a few DECK messages
+ * of [int32 length][data] records, in order, within the coalescing bounds. */
+static int wire_format_node(int id, int n, void *arg)
+{
+    struct conn c;
+    deck_mbox_t raw;
+    char name[32];
+    snprintf(name, sizeof name, "mb-%u-%d", 4242u, deck_node());
+    CHECK_OK(deck_mbox_create(&raw, name));
+    open_conn(&c, 0, 0);
+    connect_conn(&c, 4242, (uint32_t)deck_node(), 0, 0);
+    uint8_t *region = malloc((size_t)BIG_LIST * MTU);
+    CHECK(region != NULL);
+    send_blocks(&c, region, 3, 0, BIG_LIST);
+    send_signalled(&c, 99, "", 0);
+    expect_completion(&c, c.scq, 99, VAPI_SUCCESS, 0);
+    deck_msg_t msg;
+    CHECK_OK(deck_msg_create(&msg, 1u << 20));
+    int k = 0, messages = 0;
+    while (k <= BIG_LIST) {   /* block BIG_LIST is the end marker */
+        CHECK_OK(deck_msg_clear(&msg));
+        CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
+        messages++;
+        uint32_t records = 0, payload = 0;
+        for (unsigned long off = 0; off < msg.len; records++, k++) {
+            int32_t len;
+            CHECK(msg.len - off >= sizeof len);
+            memcpy(&len, msg.buf + off, sizeof len);
+            off += sizeof len;
+            CHECK(len >= 0 && (unsigned long)len <= msg.len - off);
+            if (k < BIG_LIST)
+                check_block(3, k, (const uint8_t *)msg.buf + off, (uint32_t)len);
+            else
+                CHECK(k == BIG_LIST && len == 0);
+            off += (unsigned long)len;
+            payload += (uint32_t)len;
+        }
+        CHECK(records >= 1 && records <= 64 && (records == 1 || payload <= 65536));
+    }
+    /* 200 blocks of 256 bytes on average: 4 messages of 64 blocks, then the rest and the
+     * marker; one message per block would be 201. */
+    CHECK(messages <= 6);
+    CHECK(deck_mbox_retrv_timed(&raw, &msg, 0) == DECK_ETIMEDOUT);
+    CHECK_OK(deck_msg_destroy(&msg));
+    close_qp(&c);
+    close_rest(&c);
+    CHECK_OK(deck_mbox_destroy(&raw));
+    free(region);
+    return 0;
+}
+
+/* Node 1 sends, before node 0 posts anything: a list of BIG_LIST blocks, then single sends
+ * and short lists mixed, then a zero-length end marker. Node 0 then receives with only 3
+ * requests posted at a time, so most messages are handed out over several posts; every
+ * block comes in order with its bytes. Then node 1 sends 10 more and node 0 destroys its QP
+ * with 7 of them still pending (nothing leaks, nothing hangs). */
+static int remainder_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    enum { MIXED = BIG_LIST + 30, END = MIXED, TOTAL = END + 1 + 10 };
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    if (id == 1) {
+        uint8_t *region = malloc((size_t)TOTAL * MTU);
+        CHECK(region != NULL);
+        send_blocks(&c, region, 1, 0, BIG_LIST);
+        for (int k = BIG_LIST; k < MIXED;) {   /* 1, 5, 1, 5, ... */
+            int len = (k - BIG_LIST) % 6 == 0 ? 1 : 5;
+            send_blocks(&c, region, 1, k, len);
+            k += len;
+        }
+        send_signalled(&c, END, "", 0);
+        expect_completion(&c, c.scq, END, VAPI_SUCCESS, 0);
+        send_blocks(&c, region, 1, END + 1, 10);
+        CHECK_OK(deck_barrier());   /* all sent before node 0 posts a receive */
+        CHECK_OK(deck_barrier());   /* node 0 is done */
+        close_qp(&c);
+        free(region);
+    } else {
+        CHECK_OK(deck_barrier());
+        static uint8_t bufs[3][MTU];
+        int k = 0;
+        while (k <= END + 3) {   /* everything up to the marker, then 3 of the last 10 */
+            for (int i = 0; i < 3; i++)
+                post_recv(&c, (uint64_t)(k + i), bufs[i], MTU);
+            for (int i = 0; i < 3; i++, k++) {
+                VAPI_wc_desc_t wc;
+                VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+                CHECK(wc.id == (uint64_t)k && wc.status == VAPI_SUCCESS);
+                if (k == END)
+                    CHECK(wc.byte_len == 0);
+                else
+                    check_block(1, k, bufs[i], wc.byte_len);
+            }
+        }
+        close_qp(&c);
+        CHECK_OK(deck_barrier());
+    }
+    close_rest(&c);
+    return 0;
+}
+
+/* Node 1 sends a list of 10 blocks (one DECK message) and dies. Node 0 takes 3 of them,
+ * waits until the peer is surely gone, and still gets the other 7 before the failure (one of
+ * them too long for its buffer: VAPI_LOC_LEN_ERR for it alone). */
+static int pending_peer_death_node(int id, int n, void *arg)
+{
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    if (id == 1) {
+        static uint8_t region[10 * MTU];
+        send_blocks(&c, region, 2, 0, 10);
+        CHECK_OK(deck_barrier());
+        _exit(0);   /* dies without any tear-down */
+    }
+    CHECK_OK(deck_barrier());
+    static uint8_t bufs[12][MTU];
+    for (int k = 0; k < 3; k++)
+        post_recv(&c, (uint64_t)k, bufs[k], MTU);
+    VAPI_wc_desc_t wc;
+    for (int k = 0; k < 3; k++) {
+        VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+        CHECK(wc.id == (uint64_t)k && wc.status == VAPI_SUCCESS);
+        check_block(2, k, bufs[k], wc.byte_len);
+    }
+    util_sleep_ms(300);   /* DECK has seen the connection close by now */
+    for (int k = 3; k < 12; k++)   /* block 5 finds a buffer one byte short */
+        post_recv(&c, (uint64_t)k, bufs[k], k == 5 ? block_size(5) - 1 : MTU);
+    for (int k = 3; k < 10; k++) {
+        VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+        CHECK(wc.id == (uint64_t)k && wc.status == (k == 5 ? VAPI_LOC_LEN_ERR : VAPI_SUCCESS));
+        if (k != 5)
+            check_block(2, k, bufs[k], wc.byte_len);
+    }
+    expect_completion(&c, c.rcq, 10, VAPI_REM_ABORT_ERR, 0);
+    expect_completion(&c, c.rcq, 11, VAPI_REM_ABORT_ERR, 0);
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
 /* ---- ping-pong latency ------------------------------------------------------------------- */
 
 #define PINGPONG_MTU 1024u
@@ -624,6 +811,11 @@ int main(void)
                             poller_peer_death_node, NULL);
     failed += util_run_test("microvapi: destroy while the reader retrieves", 1,
                             destroy_under_poller_node, NULL);
+    failed += util_run_test("microvapi: coalesced wire format", 1, wire_format_node, NULL);
+    failed += util_run_test("microvapi: coalesced blocks, 3 receives at a time", 2,
+                            remainder_node, NULL);
+    failed += util_run_test("microvapi: peer death with a message half handed out", 2,
+                            pending_peer_death_node, NULL);
     failed += util_run_test("microvapi: ping-pong, 1 B and 1 KiB", 2, pingpong_node, NULL);
     return failed ? 1 : 0;
 }
