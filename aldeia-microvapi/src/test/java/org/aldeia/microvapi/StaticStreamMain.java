@@ -11,7 +11,6 @@ import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.aldeia.core.AldeiaEnvironment;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
 import org.aldeia.deck.Deck;
@@ -76,9 +75,8 @@ public final class StaticStreamMain {
     }
 
     private static void runScenarios(Path runDir, long randomBytes, long bulkBytes) throws Exception {
-        // A static run's DECK start may wait for every node (sci maps each node's segments), and
-        // node 0's listening socket starts its DECK: bring ours up before waiting for its port.
-        AldeiaEnvironment.global().transport();
+        // This node starts DECK only when it connects, after node 0's DECK is up and listening:
+        // DECK's start must not wait for the other nodes (sci maps peers when first needed).
         int port = awaitPort(runDir.resolve(PORT_FILE));
         StreamScenarios scenarios = new StreamScenarios(port);
         run("random writes to node 0", () -> scenarios.randomWritesArriveIntactAtThePeer(21, randomBytes));

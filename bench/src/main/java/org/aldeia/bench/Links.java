@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 
-import org.aldeia.core.AldeiaEnvironment;
 import org.aldeia.samples.SocketKind;
 
 /** Opens the two ends of a {@link MessageLink} for each {@link Transport}. */
@@ -38,12 +37,11 @@ final class Links {
                 AeronLink aeron = AeronLink.startServer(directory);
                 try {
                     rendezvous.publish(directory.toString());
-                    aeron.awaitPeer();
-                    return aeron;
                 } catch (IOException | RuntimeException e) {
                     aeron.close();
                     throw e;
                 }
+                return awaitPeer(aeron);
             default:
                 return socketServer(socketKind(transport), rendezvous, transport);
         }
@@ -51,12 +49,6 @@ final class Links {
 
     /** Waits for the server's address and connects to it. */
     static MessageLink client(Transport transport, Rendezvous rendezvous) throws IOException, InterruptedException {
-        if (transport.staticDeckTransport() != null) {
-            // Every node of a static DECK run must start DECK: a transport may wait at start-up
-            // for its peers (sci maps each node's shared segment), so the server's listening
-            // socket, whose bind starts DECK, would wait for a client still waiting for it.
-            AldeiaEnvironment.global().transport();
-        }
         String address = rendezvous.await(SERVER_START_LIMIT);
         switch (transport) {
             case JDK_UNIX:
@@ -64,14 +56,7 @@ final class Links {
                 return new StreamLink(transport.label(), Channels.newInputStream(channel),
                         Channels.newOutputStream(channel), channel);
             case AERON_IPC:
-                AeronLink aeron = AeronLink.connectClient(Path.of(address));
-                try {
-                    aeron.awaitPeer();
-                    return aeron;
-                } catch (IOException | RuntimeException e) {
-                    aeron.close();
-                    throw e;
-                }
+                return awaitPeer(AeronLink.connectClient(Path.of(address)));
             default:
                 Socket socket = socketKind(transport).connect(InetAddress.getLoopbackAddress().getHostAddress(),
                         Integer.parseInt(address));
@@ -109,5 +94,16 @@ final class Links {
             return SocketKind.ALDEIA;
         }
         throw new IllegalArgumentException(transport + " is not a socket transport");
+    }
+
+    /** The link once the other side's publication is connected; closed if it never is. */
+    private static AeronLink awaitPeer(AeronLink aeron) throws IOException {
+        try {
+            aeron.awaitPeer();
+            return aeron;
+        } catch (IOException | RuntimeException e) {
+            aeron.close();
+            throw e;
+        }
     }
 }
