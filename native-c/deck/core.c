@@ -30,18 +30,30 @@ int deck_env_int(const char *name, int dflt)
     return (*end || x < 0 || x > 0x7fffffff) ? dflt : (int)x;
 }
 
-static int pick_transport(const deck_transport_t **tp)
+/* DECK_TRANSPORT: static runs take tcp (also for auto, and when unset) or sci; dynamic runs
+ * take auto (also when unset) or tcp: sci needs a run of known processes, auto reaches the
+ * peers on this host through it. */
+static int pick_transport(int dynamic, const deck_transport_t **tp)
 {
     const char *name = getenv("DECK_TRANSPORT");
-    if (!name || !*name || strcmp(name, deck_tcp_transport.name) == 0) {
+    int unset_or_auto = !name || !*name || strcmp(name, deck_auto_transport.name) == 0;
+    if (unset_or_auto) {
+        *tp = dynamic ? &deck_auto_transport : &deck_tcp_transport;
+        return DECK_OK;
+    }
+    if (strcmp(name, deck_tcp_transport.name) == 0) {
         *tp = &deck_tcp_transport;
         return DECK_OK;
     }
     if (strcmp(name, deck_sci_transport.name) == 0) {
-        *tp = &deck_sci_transport;
-        return DECK_OK;
+        if (!dynamic) {
+            *tp = &deck_sci_transport;
+            return DECK_OK;
+        }
+        return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT=sci needs a static run (deck_init with a nodes file); a dynamic "
+                         "run uses auto, which takes sci for the peers on this host");
     }
-    return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT='%s' is not a transport of this libdeck (known: tcp, sci)", name);
+    return deck_fail(DECK_ECONFIG, "DECK_TRANSPORT='%s' is not a transport of this libdeck (known: tcp, sci, auto)", name);
 }
 
 int deck_is_initialized(void) { return core.mode != MODE_NONE; }
@@ -57,6 +69,13 @@ int deck_core_peer_gone(int node) { return core.tp && core.tp->peer_gone(node); 
 
 const deck_transport_t *deck_core_transport(void) { return core.tp; }
 
+int deck_core_deliver(int index, deck_qmsg_t *m)
+{
+    int rc = deck_table_deliver(index, m);
+    if (!rc && core.tp->delivered) core.tp->delivered(index);
+    return rc;
+}
+
 const char *deck_core_nodes_file(void) { return core.nodes_file; }
 
 int deck_init_static(int id, int nnodes, const char *nodes_file)
@@ -67,7 +86,7 @@ int deck_init_static(int id, int nnodes, const char *nodes_file)
                          id, nnodes, DECK_MAX_NODES);
     if (!nodes_file) return deck_fail(DECK_ECONFIG, "deck_init: no nodes file given");
     const deck_transport_t *tp;
-    int rc = pick_transport(&tp);
+    int rc = pick_transport(0, &tp);
     if (rc) return rc;
     deck_node_addr_t *nodes;
     if ((rc = deck_nodes_read(nodes_file, nnodes, &nodes))) return rc;
@@ -87,7 +106,7 @@ int deck_init_dynamic(void)
 {
     if (core.mode != MODE_NONE) return deck_fail(DECK_ESTATE, "deck_init_dynamic: DECK is already initialised");
     const deck_transport_t *tp;
-    int rc = pick_transport(&tp);
+    int rc = pick_transport(1, &tp);
     if (rc) return rc;
     /* Ids above 65535 never collide with the ids of a static run; 31 random bits make two
      * dynamic processes of one job colliding negligible. */
@@ -188,4 +207,14 @@ int deck_add_peer(int id, const char *host, const char *contact)
     if (!host || !contact || id < 0 || id == core.self)
         return deck_fail(DECK_EINVAL, "deck_add_peer: bad peer %d (this process is %d)", id, core.self);
     return core.tp->add_peer(id, host, contact);
+}
+
+int deck_peer_describe(int id, char *buf, size_t len)
+{
+    int rc = deck_core_require_init("deck_peer_describe");
+    if (rc) return rc;
+    if (!buf || !len) return deck_fail(DECK_EINVAL, "deck_peer_describe: no buffer");
+    if (core.tp->describe_peer) return core.tp->describe_peer(id, buf, len);
+    snprintf(buf, len, "%s", core.tp->name);
+    return DECK_OK;
 }

@@ -27,6 +27,7 @@ int  deck_env_int(const char *name, int dflt);
 /* ---- core (core.c) ---- */
 int deck_core_self(void);        /* this process's id */
 int deck_core_peer_gone(int node);
+
 int deck_core_require_init(const char *fn);
 /* The nodes file of a static run (its identity names the run for sci); "" otherwise. */
 const char *deck_core_nodes_file(void);
@@ -47,6 +48,9 @@ int  deck_table_find(const char *name, int *index);          /* DECK_ENOTFOUND i
  * DECK_ENOTFOUND when no such mailbox exists (it was destroyed, or never was). */
 int  deck_table_deliver(int index, deck_qmsg_t *m);
 void deck_table_peer_gone(int node);                         /* wakes watchers of node */
+/* deck_table_deliver, then the transport's `delivered` hook: how incoming data is queued
+ * (core.c). */
+int  deck_core_deliver(int index, deck_qmsg_t *m);
 void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
 int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
 void deck_entry_watch(void *entry, int node);

@@ -14,13 +14,23 @@
  * into it, so the peer knows whom to tell when one of its mailboxes goes away.
  *
  * Segments of a process (ids are node-unique):
- *   id 0  control segment: [bell line][barrier: release word + N arrive words][hello: N words]
- *                          [name table: M entries of 128 B][flow table: N x M lines]
+ *   id 0  control segment: [bell line][identity line][barrier: release word + N arrive words]
+ *                          [hello: N words][name table: M entries of 128 B][flow table: N x M lines]
  *   id 1  message segment: DECK_MSEG_SIZE bytes of big message buffers (sci_mseg.c)
  *   id 2+ one mailbox segment per deck_mbox_create (a counter, never reused by the process):
- *         [bell line][protocol-3 signals: N bytes, rounded to lines]
- *         N x { protocol-1 ring 64 x 64 B | protocol-2 ctrl_msg line | protocol-3 request line |
- *               protocol-2 buffer of DECK_MEDBUF_SIZE }
+ *         [bell line][senders: N bits, rounded to lines][protocol-3 signals: N bytes, rounded]
+ *         N x { protocol-1 ring 64 x 64 B | protocol-2 ctrl_msg line (+ owner) |
+ *               protocol-3 request line | protocol-2 buffer of DECK_MEDBUF_SIZE }
+ *
+ * Dynamic runs (sci_dynamic.c, used by the auto transport for peers on the same host) have no
+ * N: every process takes the first free host-local node number below SCI_DYN_NODES, so a
+ * number is reused once its process has died. Each process therefore carries a random nonce
+ * (its identity line); a sender binding to a mailbox clears its area there and writes its nonce
+ * as the area's owner, and a receiver that finds a new owner in an area starts that sender's
+ * state afresh and maps the new process's control segment (sci_peer_renew). Mappings of a
+ * process replaced that way stay mapped until deck_done (other threads may still hold them).
+ * The senders bitmap, set by a sender when it binds, lets a receiver look only at the areas
+ * in use instead of all N.
  * Deviations from the 1.0 layout, for names up to DECK_MBOX_NAME_MAX and threads: a name entry
  * is two lines (128 B), and the flow-control areas of protocols 1, 2 and msg_address of
  * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
@@ -37,8 +47,9 @@
 #include "seg.h"
 #include "transport.h"
 
-#define SCI_MAX_MBOX   64          /* M: mailboxes one process has at a time */
+#define SCI_MAX_MBOX   256         /* M: mailboxes one process has at a time (one per Aldeia socket) */
 #define SCI_MAX_NODES  256         /* one host: the control segment grows with N x M */
+#define SCI_DYN_NODES  64          /* host-local node numbers of dynamic processes */
 #define SCI_P1_SLOTS   64
 #define SCI_P1_MAX     62          /* protocol 1 carries 0..62 bytes */
 #define SCI_P3_DONE    0xffu       /* the -1 of a protocol-3 signal */
@@ -86,7 +97,15 @@ typedef struct sci_p3_request {
     uint8_t  pad[DECK_SEG_LINE - 16];
 } sci_p3_request_t;
 
+/* Who owns a control segment: written once by its owner before the segment is available. */
+typedef struct sci_ident {
+    uint64_t nonce;                /* random, nonzero: tells apart processes of one node number */
+    int32_t  deck_id;
+    uint8_t  pad[DECK_SEG_LINE - 12];
+} sci_ident_t;
+
 _Static_assert(sizeof(sci_name_t) == 2 * DECK_SEG_LINE, "a name entry is two lines");
+_Static_assert(sizeof(sci_ident_t) == DECK_SEG_LINE, "the identity is one line");
 _Static_assert(sizeof(sci_flow_t) == DECK_SEG_LINE, "a flow entry is one line");
 
 typedef struct sci_config {
@@ -100,11 +119,15 @@ typedef struct sci_config {
 /* The running transport (sci_transport.c). */
 typedef struct sci_state {
     int           self, n;
+    uint64_t      nonce;           /* this process's identity nonce */
     sci_config_t  cfg;
     deck_seg_t    ctl, mseg;       /* ours */
     deck_seg_t   *peer_ctl;        /* [n], [self] aliases ctl; valid once ctl_ready[node] */
     int          *ctl_ready;       /* [n], set (release) once peer_ctl[node] is mapped */
+    uint64_t     *peer_nonce;      /* [n], the nonce of the process peer_ctl[node] maps */
     deck_seg_t   *peer_mseg;       /* [n], attached on first protocol-3 send */
+    deck_seg_t   *retired;         /* mappings of replaced processes, unmapped at deck_done */
+    int           nretired, cap_retired;
     int           next_seg_id;
     uint32_t      barrier_epoch;
     pthread_mutex_t lock;          /* peer_mseg, the in/out tables, users of mailboxes */
@@ -116,23 +139,32 @@ typedef struct sci_state {
 
 extern sci_state_t sci;
 
-/* ---- layout of the control and mailbox segments (sci_transport.c) ---- */
+/* ---- layout of the control and mailbox segments (sci_layout.c) ---- */
 deck_bell_t *sci_ctl_bell(int node);
+sci_ident_t *sci_ctl_ident(int node);
 uint32_t    *sci_ctl_release(int node);
 uint32_t    *sci_ctl_arrive(int node, int from);
 uint32_t    *sci_ctl_hello(int node, int from);
 sci_name_t  *sci_name_at(int owner, int slot);
 sci_flow_t  *sci_flow_at(int ctl_node, int receiver, int slot);
+size_t       sci_ctl_size(void);
 size_t       sci_mbox_seg_size(void);
 deck_bell_t *sci_mbox_bell(void *mbox_seg);
+uint64_t    *sci_mbox_senders(void *mbox_seg);     /* N bits, one per sender that bound */
 uint8_t     *sci_mbox_signal(void *mbox_seg, int sender);
 uint8_t     *sci_mbox_ring(void *mbox_seg, int sender);
 uint64_t    *sci_mbox_ctrl(void *mbox_seg, int sender);
+uint64_t    *sci_mbox_owner(void *mbox_seg, int sender);    /* the bound sender's nonce */
 sci_p3_request_t *sci_mbox_request(void *mbox_seg, int sender);
 uint8_t     *sci_mbox_medbuf(void *mbox_seg, int sender);
+/* ---- peers (sci_transport.c) ---- */
 /* Maps node's control segment once (waiting up to timeout_ms, 0: one look, for it to appear)
  * and says hello in it. DECK_OK; DECK_ENOTFOUND (not there yet, or left), DECK_EPEER (died). */
 int          sci_ctl_attach(int node, int timeout_ms);
+/* Dynamic runs: node now belongs to the process with `nonce`. When the mapped control
+ * segment is another process's, retires it (and the message segment) and maps the new one;
+ * DECK_OK once node's control segment carries that nonce, DECK_ENOTFOUND when it does not. */
+int          sci_peer_renew(int node, uint64_t nonce);
 /* A consistent copy of entry `slot` of the owner's (mapped) name table; 0 when free. */
 int          sci_name_read(int owner, int slot, sci_name_t *out);
 /* Looks at the node's owner record (a /proc read): slow, for blocked sides only. A node whose
@@ -140,12 +172,13 @@ int          sci_name_read(int owner, int slot, sci_name_t *out);
 int          sci_node_alive(int node);
 /* 1 when the node was already seen dead: cheap, for every post. */
 int          sci_node_known_dead(int node);
-int          sci_mseg_attach(int node, deck_seg_t **seg);
+int          sci_mseg_attach(int node, deck_seg_t *seg);    /* a copy of the mapping */
 
 /* ---- waiting: poll DECK_SPIN_US, then block on a doorbell (sci_wait.c) ---- */
 typedef struct sci_waiter {
     deck_bell_t    *bell;
     int             armed, forever, once, polls;
+    int             deck_ids;      /* the peer is a DECK id (deck_core_peer_gone), not a node here */
     uint32_t        seen;
     struct timespec spin_end, deadline, next_check;
 } sci_waiter_t;
@@ -165,10 +198,22 @@ void *sci_mseg_alloc(size_t size);
 void  sci_mseg_free(void *buf);
 int   sci_mseg_offset(const void *buf, size_t len, uint64_t *off);   /* 1 inside the segment */
 
+/* ---- starting (sci_transport.c, sci_dynamic.c) ---- */
+int  sci_init_dynamic(int deck_id);
+/* Shared by both starts once the node number is known: tables, message segment, config. */
+int  sci_start_tables(int self, int n);
+/* Writes the identity line and makes the (created) control segment available. */
+int  sci_publish_ctl(int deck_id);
+void sci_release_all(void);
+/* "<boot id>.<node>.<nonce hex>": what a dynamic peer on this host needs to reach us. */
+int  sci_dyn_contact(char *buf, size_t len);
+const char *sci_boot_id(void);          /* this host's, read by sci_init_dynamic */
+
 /* ---- protocols (sci_send.c, sci_recv.c) ---- */
 int  sci_post(int node, int index, const void *buf, size_t len);
 void sci_out_done(void);
 int  sci_post_self(int index, const void *buf, size_t len);
+void sci_mbox_ring_index(int index);    /* wakes the retrievers of mailbox `index` */
 int  sci_mbox_created(int index, const char *name);
 void sci_mbox_destroyed(int index);
 int  sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms);

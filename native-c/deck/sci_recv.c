@@ -26,6 +26,7 @@
 #define WINDOW_MIN 4096u
 
 typedef struct sci_from {          /* one mailbox's receiving state for one sending node */
+    uint64_t owner;                /* the nonce of the sending process this state belongs to */
     uint32_t seq, p1_read, p2_cursor, p2_next, p2_round, p3_tag;
     uint8_t  p3_next;
     int      broken;               /* the sender died in the middle of a protocol-3 message */
@@ -43,11 +44,14 @@ typedef struct sci_in {
 
 static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
 
-/* The flow line of sender i for this mailbox; NULL when its control segment cannot be mapped
- * (it sent something, so it started: it has died since). */
+/* The flow line of sender i for this mailbox, in the control segment of the process that owns
+ * the area now (mapped on its first message); NULL when that cannot be mapped (it sent
+ * something, so it started: it has died since). */
 static sci_flow_t *sender_flow(const sci_in_t *in, int i)
 {
-    return sci_ctl_attach(i, 0) ? NULL : sci_flow_at(i, sci.self, in->slot);
+    uint64_t owner = in->from[i].owner;
+    if (__atomic_load_n(&sci.peer_nonce[i], __ATOMIC_ACQUIRE) != owner && sci_peer_renew(i, owner)) return NULL;
+    return sci_flow_at(i, sci.self, in->slot);
 }
 
 /* Withdraws the name, then tells every peer that may hold a handle. A sender says hello before
@@ -77,7 +81,6 @@ int sci_mbox_created(int index, const char *name)
     if (!in) return deck_fail(DECK_ENOMEM, "deck_mbox_create: out of memory");
     in->index = index;
     in->slot = slot;
-    for (int i = 0; i < sci.n; i++) in->from[i].p3_next = 1;
     pthread_mutex_lock(&sci.lock);
     int id = sci.next_seg_id++;
     pthread_mutex_unlock(&sci.lock);
@@ -122,12 +125,16 @@ int sci_post_self(int index, const void *buf, size_t len)
     deck_qmsg_t *q = deck_qmsg_alloc(len);
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
     if (len) memcpy(q->data, buf, len);
-    int rc = deck_table_deliver(index, q);
+    return deck_core_deliver(index, q);            /* queued, then sci_mbox_ring_index */
+}
+
+void sci_mbox_ring_index(int index)
+{
+    int slot = index & 0xffff;
     pthread_mutex_lock(&sci.lock);
-    sci_in_t *in = sci.in[index & 0xffff];
-    if (!rc && in && in->index == index) deck_bell_ring(sci_mbox_bell(in->seg.addr));
+    sci_in_t *in = slot < SCI_MAX_MBOX ? sci.in[slot] : NULL;
+    if (in && in->index == index) deck_bell_ring(sci_mbox_bell(in->seg.addr));
     pthread_mutex_unlock(&sci.lock);
-    return rc;
 }
 
 /* ---- the three protocols; each returns 1 (taken), 0 or a negative DECK_E* ---- */
@@ -244,6 +251,12 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg)
     sci_from_t *st = &in->from[i];
     void *seg = in->seg.addr;
     if (i == sci.self) return deck_entry_poll(entry, msg);
+    uint64_t owner = __atomic_load_n(sci_mbox_owner(seg, i), __ATOMIC_ACQUIRE);
+    if (owner != st->owner) {
+        /* A sender bound (claim_area): the first one, or a new process of node number i. */
+        if (!owner) return 0;
+        *st = (sci_from_t){ .owner = owner, .p3_next = 1 };
+    }
     if (st->broken) return 0;
     const uint8_t *pkt = sci_mbox_ring(seg, i) + (size_t)(st->p1_read % SCI_P1_SLOTS) * DECK_SEG_LINE;
     uint8_t flag = __atomic_load_n(pkt + DECK_SEG_LINE - 1, __ATOMIC_ACQUIRE);   /* first: see above */
@@ -266,13 +279,35 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg)
     return p1 ? take_p1(in, i, pkt, flag, msg) : 0;
 }
 
+/* The first node in [from, to) whose bit is set; -1 when none. */
+static int next_bit(const uint64_t *set, int from, int to)
+{
+    while (from < to) {
+        uint64_t w = set[from / 64] >> (from % 64);
+        if (w) {
+            int i = from + __builtin_ctzll(w);
+            return i < to ? i : -1;
+        }
+        from = (from / 64 + 1) * 64;
+    }
+    return -1;
+}
+
+/* One look at every sender that bound to this mailbox, and at the local queue (posts to this
+ * process; with auto, tcp peers' too), round robin from the node after the one served last. */
 static int scan(sci_in_t *in, void *entry, deck_msg_t *msg)
 {
-    for (int k = 0; k < sci.n; k++) {
-        int i = (in->next_node + k) % sci.n;
-        int r = take_from(in, entry, i, msg);
-        if (r == 1) in->next_node = (i + 1) % sci.n;
-        if (r) return r;
+    uint64_t set[(SCI_MAX_NODES + 63) / 64];
+    const uint64_t *bits = sci_mbox_senders(in->seg.addr);
+    for (int w = 0; w < (sci.n + 63) / 64; w++) set[w] = __atomic_load_n(&bits[w], __ATOMIC_ACQUIRE);
+    set[sci.self / 64] |= 1ull << (sci.self % 64);
+    for (int pass = 0; pass < 2; pass++) {
+        int lo = pass ? 0 : in->next_node, hi = pass ? in->next_node : sci.n;
+        for (int i = next_bit(set, lo, hi); i >= 0; i = next_bit(set, i + 1, hi)) {
+            int r = take_from(in, entry, i, msg);
+            if (r == 1) in->next_node = (i + 1) % sci.n;
+            if (r) return r;
+        }
     }
     return 0;
 }
@@ -288,6 +323,7 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 
     sci_waiter_t w;
     sci_wait_start(&w, sci_mbox_bell(in->seg.addr), timeout_ms);
+    w.deck_ids = 1;                                /* deck_mbox_watch names a DECK id */
     pthread_mutex_lock(&in->lock);
     int rc;
     for (;;) {

@@ -18,6 +18,7 @@
 typedef struct sci_out {
     pthread_mutex_t lock;
     int        index;              /* the mailbox this mapping serves; 0: none */
+    uint64_t   owner;              /* the nonce of the process that owns it */
     int        broken;             /* a protocol step failed half-way: the stream is unusable */
     struct timespec next_check;    /* when to look again whether the receiver lives */
     deck_seg_t seg;
@@ -75,13 +76,28 @@ static int destroyed(const sci_out_t *o, int node)
     return __atomic_load_n(&sci_flow_at(sci.self, node, o->index & 0xffff)->gone, __ATOMIC_ACQUIRE) != 0;
 }
 
+/* Takes this process's area in a mailbox it binds to: it may hold what a dead process of the
+ * same node number left there (dynamic runs). Cleared first, then our nonce as its owner, so a
+ * receiver that sees the new owner starts afresh; then our bit, so it looks at the area. */
+static void claim_area(void *seg)
+{
+    memset(sci_mbox_ring(seg, sci.self), 0, SCI_P1_SLOTS * DECK_SEG_LINE);
+    memset(sci_mbox_request(seg, sci.self), 0, sizeof(sci_p3_request_t));
+    __atomic_store_n(sci_mbox_ctrl(seg, sci.self), 0, __ATOMIC_RELAXED);
+    __atomic_store_n(sci_mbox_signal(seg, sci.self), 0, __ATOMIC_RELAXED);
+    __atomic_store_n(sci_mbox_owner(seg, sci.self), sci.nonce, __ATOMIC_RELEASE);
+    __atomic_fetch_or(sci_mbox_senders(seg) + sci.self / 64, 1ull << (sci.self % 64), __ATOMIC_SEQ_CST);
+}
+
 /* Maps the mailbox segment of (node, index), found in the owner's name table, once. After that
  * a post reads only its own memory: the gone mark of its flow line. */
 static int bind(sci_out_t *o, int node, int index)
 {
     int rc = receiver_lost(o, node);
     if (rc) return rc;
-    if (o->index == index) {
+    /* A node number taken over by another process (dynamic runs, sci_peer_renew) is a new
+     * receiver, whatever the index says. */
+    if (o->index == index && o->owner == __atomic_load_n(&sci.peer_nonce[node], __ATOMIC_ACQUIRE)) {
         if (destroyed(o, node)) return gone(node, index);
         return o->broken ? deck_fail(DECK_EIO, "deck_mbox_post: the stream to mailbox %d of node %d broke earlier",
                                      index, node) : DECK_OK;
@@ -109,7 +125,9 @@ static int bind(sci_out_t *o, int node, int index)
     o->seq = o->p1_sent = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
     o->p3_next = 1;
     if (rc) return rc;
+    claim_area(o->seg.addr);
     o->index = index;
+    o->owner = sci.peer_nonce[node];
     return DECK_OK;
 }
 
@@ -202,7 +220,7 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
     sci_p3_request_t *req = sci_mbox_request(o->seg.addr, sci.self);
     uint8_t *signal = sci_mbox_signal(o->seg.addr, sci.self);
     sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
-    deck_seg_t *mseg;
+    deck_seg_t mseg;
     int rc = sci_mseg_attach(node, &mseg);
     if (rc) return rc;
     req->seq = o->seq;
@@ -213,12 +231,12 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
         o->p3_tag++;
         if ((rc = wait_flow(o, node, p3_window, "the receiver's buffer address"))) break;
         uint64_t off = __atomic_load_n(&f->p3_off, __ATOMIC_RELAXED), wl = __atomic_load_n(&f->p3_len, __ATOMIC_RELAXED);
-        if (wl == 0 || wl > len - done || off > mseg->size || wl > mseg->size - off) {
+        if (wl == 0 || wl > len - done || off > mseg.size || wl > mseg.size - off) {
             rc = deck_fail(DECK_EIO, "deck_mbox_post: node %d named a bad buffer window (%llu+%llu)", node,
                            (unsigned long long)off, (unsigned long long)wl);
             break;
         }
-        memcpy((char *)mseg->addr + off, (const char *)buf + done, wl);
+        memcpy((char *)mseg.addr + off, (const char *)buf + done, wl);
         done += wl;
         deck_seg_flush();
         if (done == len) __atomic_store_n(signal, (uint8_t)SCI_P3_DONE, __ATOMIC_RELEASE);

@@ -3,59 +3,17 @@
  * control segment (barrier, hello words, its own mailbox names, flow control) and its message
  * segment. deck_init waits for nobody: a peer's control segment is mapped when first needed
  * (sci_ctl_attach), so processes of a run may start in any order and at any time. Static runs
- * on one host only (POSIX shared memory); a dynamic run is refused.
+ * on one host (POSIX shared memory); dynamic processes (sci_dynamic.c) are reached through the
+ * auto transport, which picks sci for the peers on its host.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include "sci.h"
 
 sci_state_t sci;
-
-#define MBOX_AREA_P1    0
-#define MBOX_AREA_CTRL  (SCI_P1_SLOTS * DECK_SEG_LINE)
-#define MBOX_AREA_REQ   (MBOX_AREA_CTRL + DECK_SEG_LINE)
-#define MBOX_AREA_BUF   (MBOX_AREA_REQ + DECK_SEG_LINE)
-
-/* ---- layout ---- */
-
-static size_t barrier_bytes(void) { return deck_seg_roundup(4 + 4 * (size_t)sci.n); }
-static size_t hello_off(void)     { return DECK_SEG_LINE + barrier_bytes(); }
-static size_t names_off(void)     { return hello_off() + deck_seg_roundup(4 * (size_t)sci.n); }
-static size_t flows_off(void)     { return names_off() + SCI_MAX_MBOX * sizeof(sci_name_t); }
-static size_t ctl_size(void)      { return flows_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_flow_t); }
-static char  *ctl(int node)       { return sci.peer_ctl[node].addr; }
-
-deck_bell_t *sci_ctl_bell(int node)          { return (deck_bell_t *)ctl(node); }
-uint32_t    *sci_ctl_release(int node)       { return (uint32_t *)(ctl(node) + DECK_SEG_LINE); }
-uint32_t    *sci_ctl_arrive(int node, int from) { return sci_ctl_release(node) + 1 + from; }
-uint32_t    *sci_ctl_hello(int node, int from)  { return (uint32_t *)(ctl(node) + hello_off()) + from; }
-
-sci_name_t *sci_name_at(int owner, int slot)
-{
-    return (sci_name_t *)(ctl(owner) + names_off()) + slot;
-}
-
-sci_flow_t *sci_flow_at(int ctl_node, int receiver, int slot)
-{
-    return (sci_flow_t *)(ctl(ctl_node) + flows_off()) + (size_t)receiver * SCI_MAX_MBOX + slot;
-}
-
-static size_t signals_bytes(void) { return deck_seg_roundup((size_t)sci.n); }
-static size_t area_bytes(void)    { return MBOX_AREA_BUF + deck_seg_roundup(sci.cfg.medbuf); }
-static char  *area(void *seg, int sender)
-{
-    return (char *)seg + DECK_SEG_LINE + signals_bytes() + (size_t)sender * area_bytes();
-}
-
-size_t       sci_mbox_seg_size(void)               { return DECK_SEG_LINE + signals_bytes() + (size_t)sci.n * area_bytes(); }
-deck_bell_t *sci_mbox_bell(void *seg)               { return seg; }
-uint8_t     *sci_mbox_signal(void *seg, int sender) { return (uint8_t *)seg + DECK_SEG_LINE + sender; }
-uint8_t     *sci_mbox_ring(void *seg, int sender)   { return (uint8_t *)area(seg, sender) + MBOX_AREA_P1; }
-uint64_t    *sci_mbox_ctrl(void *seg, int sender)   { return (uint64_t *)(area(seg, sender) + MBOX_AREA_CTRL); }
-sci_p3_request_t *sci_mbox_request(void *seg, int sender) { return (sci_p3_request_t *)(area(seg, sender) + MBOX_AREA_REQ); }
-uint8_t     *sci_mbox_medbuf(void *seg, int sender) { return (uint8_t *)area(seg, sender) + MBOX_AREA_BUF; }
 
 /* ---- configuration ---- */
 
@@ -96,7 +54,7 @@ static int read_config(sci_config_t *c)
 
 /* ---- life cycle ---- */
 
-static void release_all(void)
+void sci_release_all(void)
 {
     sci_in_done();
     sci_out_done();
@@ -104,29 +62,32 @@ static void release_all(void)
         if (i != sci.self && sci.ctl_ready[i]) deck_seg_disconnect(&sci.peer_ctl[i]);
     for (int i = 0; sci.peer_mseg && i < sci.n; i++)
         if (i != sci.self) deck_seg_disconnect(&sci.peer_mseg[i]);
+    for (int i = 0; i < sci.nretired; i++) deck_seg_disconnect(&sci.retired[i]);
+    free(sci.retired);
     free(sci.peer_ctl);
     free(sci.ctl_ready);
+    free(sci.peer_nonce);
     free(sci.peer_mseg);
     free(sci.dead);
     deck_seg_remove(&sci.mseg);
     deck_seg_remove(&sci.ctl);
     deck_seg_close();
-    pthread_cond_destroy(&sci.idle);
-    pthread_mutex_destroy(&sci.lock);
+    if (sci.n) {
+        pthread_cond_destroy(&sci.idle);
+        pthread_mutex_destroy(&sci.lock);
+    }
     memset(&sci, 0, sizeof sci);
 }
 
-static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
+int sci_start_tables(int self, int n)
 {
-    memset(&sci, 0, sizeof sci);
-    char key[32];
     int rc = read_config(&sci.cfg);
     if (rc) return rc;
-    if (nnodes > SCI_MAX_NODES)
-        return deck_fail(DECK_ECONFIG, "deck_init: the sci transport runs at most %d processes, not %d", SCI_MAX_NODES, nnodes);
-    if ((rc = deck_seg_run_key(deck_core_nodes_file(), key, sizeof key)) || (rc = deck_seg_open(self, key))) return rc;
+    if (getrandom(&sci.nonce, sizeof sci.nonce, 0) != (ssize_t)sizeof sci.nonce)
+        return deck_fail_errno(DECK_EIO, errno, "deck_init: getrandom");
+    sci.nonce |= 1;                                         /* nonzero: 0 marks an unbound area */
     sci.self = self;
-    sci.n = nnodes;
+    sci.n = n;
     sci.next_seg_id = SCI_SEG_MBOX0;
     pthread_mutex_init(&sci.lock, NULL);
     pthread_condattr_t attr;
@@ -134,29 +95,47 @@ static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&sci.idle, &attr);
     pthread_condattr_destroy(&attr);
-    sci.peer_ctl = calloc((size_t)nnodes, sizeof *sci.peer_ctl);
-    sci.ctl_ready = calloc((size_t)nnodes, sizeof *sci.ctl_ready);
-    sci.peer_mseg = calloc((size_t)nnodes, sizeof *sci.peer_mseg);
-    sci.dead = calloc((size_t)nnodes, sizeof *sci.dead);
-    if (!sci.peer_ctl || !sci.ctl_ready || !sci.peer_mseg || !sci.dead) rc = deck_fail(DECK_ENOMEM, "deck_init: out of memory");
-    if (!rc) rc = deck_seg_export(&sci.mseg, SCI_SEG_MSEG, sci.cfg.mseg);
-    if (!rc) sci_mseg_init();
+    sci.peer_ctl = calloc((size_t)n, sizeof *sci.peer_ctl);
+    sci.ctl_ready = calloc((size_t)n, sizeof *sci.ctl_ready);
+    sci.peer_nonce = calloc((size_t)n, sizeof *sci.peer_nonce);
+    sci.peer_mseg = calloc((size_t)n, sizeof *sci.peer_mseg);
+    sci.dead = calloc((size_t)n, sizeof *sci.dead);
+    if (!sci.peer_ctl || !sci.ctl_ready || !sci.peer_nonce || !sci.peer_mseg || !sci.dead)
+        return deck_fail(DECK_ENOMEM, "deck_init: out of memory");
+    if ((rc = deck_seg_export(&sci.mseg, SCI_SEG_MSEG, sci.cfg.mseg))) return rc;
+    sci_mseg_init();
+    return DECK_OK;
+}
+
+int sci_publish_ctl(int deck_id)
+{
+    sci.peer_ctl[sci.self] = sci.ctl;                       /* an alias: never unmapped twice */
+    sci.ctl_ready[sci.self] = 1;
+    sci.peer_nonce[sci.self] = sci.nonce;
+    sci_ident_t *id = sci_ctl_ident(sci.self);
+    id->nonce = sci.nonce;
+    id->deck_id = deck_id;
+    return deck_seg_set_available(&sci.ctl);
+}
+
+static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
+{
+    memset(&sci, 0, sizeof sci);
+    char key[32];
+    int rc;
+    if (nnodes > SCI_MAX_NODES)
+        return deck_fail(DECK_ECONFIG, "deck_init: the sci transport runs at most %d processes, not %d", SCI_MAX_NODES, nnodes);
+    if ((rc = deck_seg_run_key(deck_core_nodes_file(), key, sizeof key)) || (rc = deck_seg_open(self, key))) return rc;
+    rc = sci_start_tables(self, nnodes);
     /* The control segment last: once peers can map it, everything it leads to exists. */
-    if (!rc) rc = deck_seg_export(&sci.ctl, SCI_SEG_CTL, ctl_size());
-    if (!rc) {
-        sci.peer_ctl[self] = sci.ctl;                       /* an alias: never unmapped twice */
-        sci.ctl_ready[self] = 1;
-    }
-    if (rc) release_all();
+    if (!rc && !(rc = deck_seg_create(&sci.ctl, SCI_SEG_CTL, sci_ctl_size())) &&
+        !(rc = deck_seg_prepare(&sci.ctl)) && !(rc = deck_seg_map_local(&sci.ctl)))
+        rc = sci_publish_ctl(self);
+    if (rc) sci_release_all();
     return rc;
 }
 
-static int sci_init_dynamic(int self)
-{
-    return deck_fail(DECK_ESTATE, "deck_init_dynamic: the sci transport needs a static run (deck_init with a nodes file)");
-}
-
-static void sci_done(void) { release_all(); }
+static void sci_done(void) { sci_release_all(); }
 
 static void mark_dead(int node) { __atomic_store_n(&sci.dead[node], 1, __ATOMIC_RELAXED); }
 
@@ -168,15 +147,16 @@ int sci_ctl_attach(int node, int timeout_ms)
     int rc = deck_seg_attach(&s, node, SCI_SEG_CTL, timeout_ms);
     if (rc == DECK_EPEER) mark_dead(node);
     if (rc) return rc;
-    if (s.size != deck_seg_roundup(ctl_size())) {
+    if (s.size != deck_seg_roundup(sci_ctl_size())) {
         deck_seg_disconnect(&s);
         return deck_fail(DECK_ECONFIG, "deck: the control segment of node %d has %zu bytes, not %zu: it runs with "
-                         "another number of nodes", node, s.size, deck_seg_roundup(ctl_size()));
+                         "another number of nodes", node, s.size, deck_seg_roundup(sci_ctl_size()));
     }
     /* Mapped outside the lock (the wait may be long); the first thread to finish installs it. */
     pthread_mutex_lock(&sci.lock);
     if (!sci.ctl_ready[node]) {
         sci.peer_ctl[node] = s;
+        __atomic_store_n(&sci.peer_nonce[node], sci_ctl_ident(node)->nonce, __ATOMIC_RELEASE);
         /* Hello before anything this process reads there (see sci_mbox_destroyed's notice). */
         __atomic_store_n(sci_ctl_hello(node, sci.self), 1, __ATOMIC_SEQ_CST);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -186,6 +166,42 @@ int sci_ctl_attach(int node, int timeout_ms)
     }
     pthread_mutex_unlock(&sci.lock);
     return DECK_OK;
+}
+
+/* Keeps a replaced process's mapping until deck_done: another thread may still be using it. */
+static int retire(deck_seg_t *s)
+{
+    if (!s->base) return DECK_OK;
+    if (sci.nretired == sci.cap_retired) {
+        int cap = sci.cap_retired ? 2 * sci.cap_retired : 8;
+        deck_seg_t *r = realloc(sci.retired, (size_t)cap * sizeof *r);
+        if (!r) return deck_fail(DECK_ENOMEM, "deck: out of memory");
+        sci.retired = r;
+        sci.cap_retired = cap;
+    }
+    sci.retired[sci.nretired++] = *s;
+    return DECK_OK;
+}
+
+int sci_peer_renew(int node, uint64_t nonce)
+{
+    if (node < 0 || node >= sci.n || node == sci.self)
+        return deck_fail(DECK_EINVAL, "deck: node %d is not another process here", node);
+    int rc = DECK_OK;
+    pthread_mutex_lock(&sci.lock);
+    if (__atomic_load_n(&sci.ctl_ready[node], __ATOMIC_ACQUIRE) && sci.peer_nonce[node] != nonce) {
+        /* The mappings stay valid for threads that still use them; attach installs new ones. */
+        if (!(rc = retire(&sci.peer_ctl[node])) && !(rc = retire(&sci.peer_mseg[node]))) {
+            memset(&sci.peer_mseg[node], 0, sizeof sci.peer_mseg[node]);
+            __atomic_store_n(&sci.peer_nonce[node], 0, __ATOMIC_RELEASE);   /* senders rebind */
+            __atomic_store_n(&sci.ctl_ready[node], 0, __ATOMIC_RELEASE);
+            __atomic_store_n(&sci.dead[node], 0, __ATOMIC_RELAXED);
+        }
+    }
+    pthread_mutex_unlock(&sci.lock);
+    if (rc || (rc = sci_ctl_attach(node, 0))) return rc;
+    return sci.peer_nonce[node] == nonce ? DECK_OK
+         : deck_fail(DECK_ENOTFOUND, "deck: node %d here is another process than the one expected", node);
 }
 
 int sci_node_alive(int node)
@@ -210,14 +226,14 @@ static int sci_peer_at(int i, int *id)
     return DECK_OK;
 }
 
-int sci_mseg_attach(int node, deck_seg_t **seg)
+int sci_mseg_attach(int node, deck_seg_t *seg)
 {
-    if (node == sci.self) { *seg = &sci.mseg; return DECK_OK; }
+    if (node == sci.self) { *seg = sci.mseg; return DECK_OK; }
     int rc = DECK_OK;
     pthread_mutex_lock(&sci.lock);
     if (!sci.peer_mseg[node].base) rc = deck_seg_attach(&sci.peer_mseg[node], node, SCI_SEG_MSEG, sci.cfg.connect_ms);
+    *seg = sci.peer_mseg[node];     /* a copy: sci_peer_renew may replace the slot meanwhile */
     pthread_mutex_unlock(&sci.lock);
-    *seg = &sci.peer_mseg[node];
     return rc;
 }
 
@@ -289,12 +305,11 @@ static int sci_barrier(void)
     return DECK_OK;
 }
 
-static int sci_no_dynamic(void)
+/* Dynamic processes are introduced by the auto transport (auto_transport.c), not here. */
+static int sci_no_peers(int id, const char *host, const char *contact)
 {
-    return deck_fail(DECK_ESTATE, "deck: the sci transport has no dynamic run");
+    return deck_fail(DECK_ESTATE, "deck_add_peer: the sci transport is reached through DECK_TRANSPORT=auto");
 }
-static int sci_contact(char *buf, size_t len) { return sci_no_dynamic(); }
-static int sci_add_peer(int id, const char *host, const char *contact) { return sci_no_dynamic(); }
 
 const deck_transport_t deck_sci_transport = {
     .name = "sci",
@@ -304,8 +319,8 @@ const deck_transport_t deck_sci_transport = {
     .post = sci_post,
     .lookup = sci_lookup,
     .barrier = sci_barrier,
-    .contact = sci_contact,
-    .add_peer = sci_add_peer,
+    .contact = sci_dyn_contact,
+    .add_peer = sci_no_peers,
     .peer_count = sci_peer_count,
     .peer_at = sci_peer_at,
     .peer_gone = sci_peer_gone,
@@ -314,4 +329,5 @@ const deck_transport_t deck_sci_transport = {
     .retrv = sci_retrv,
     .msg_alloc = sci_msg_alloc,
     .msg_free = sci_msg_free,
+    .delivered = sci_mbox_ring_index,
 };

@@ -31,6 +31,7 @@ void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
     w->bell = bell;
     w->armed = 0;
     w->polls = 0;
+    w->deck_ids = 0;
     w->forever = timeout_ms < 0;
     w->once = timeout_ms == 0;
     deck_deadline(&w->deadline, timeout_ms > 0 ? timeout_ms : 0);
@@ -42,13 +43,14 @@ void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
     w->spin_end.tv_nsec %= 1000000000L;
 }
 
-/* The bound and the peer, at most every SCI_CHECK_MS for the peer. */
+/* The bound and the peer, at most every SCI_CHECK_MS for the peer. A retriever's watched peer
+ * is a DECK id, reached through sci or (auto transport) tcp: the core asks the right one. */
 static int check(sci_waiter_t *w, int peer)
 {
     if (!w->forever && deck_deadline_passed(&w->deadline)) return DECK_ETIMEDOUT;
     if (peer >= 0 && deck_deadline_passed(&w->next_check)) {
         deck_deadline(&w->next_check, SCI_CHECK_MS);
-        if (!sci_node_alive(peer)) return DECK_EPEER;
+        if (w->deck_ids ? deck_core_peer_gone(peer) : !sci_node_alive(peer)) return DECK_EPEER;
     }
     return DECK_OK;
 }

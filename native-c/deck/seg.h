@@ -50,6 +50,13 @@ void deck_seg_close(void);
 int  deck_seg_run_key(const char *nodes_file, char *key, size_t len);
 
 int  deck_seg_create(deck_seg_t *s, int id, size_t size);
+/* DECK_OK when the backing store has room for `size` more bytes and some headroom. */
+int  deck_seg_room(size_t size);
+/* Dynamic processes (POSIX backend: one host): creates segment `id` under the first node
+ * number 0..nodes-1 that has none yet (create is exclusive, so two live processes never get
+ * the same number; a dead one's number is free again once deck_seg_reclaim removed its
+ * segments) and makes that number this process's node (*node) for later creates. */
+int  deck_seg_claim(deck_seg_t *s, int nodes, int id, size_t size, int *node);
 int  deck_seg_prepare(deck_seg_t *s);
 int  deck_seg_map_local(deck_seg_t *s);
 int  deck_seg_set_available(deck_seg_t *s);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,9 @@
 #define SEG_MAGIC 0x4445434b53454731ull      /* "DECKSEG1" */
 #define SEG_RETRY_MS 2
 #define SEG_UNFINISHED_GRACE_S 60            /* a record never completed: creator died in create */
+/* Room left in /dev/shm beyond the message segment, for mailbox segments: a write to a page
+ * tmpfs cannot supply is a SIGBUS, so a dynamic start that would come close uses tcp instead. */
+#define SEG_HEADROOM (16 << 20)
 
 typedef struct seg_owner {
     uint64_t magic;
@@ -137,6 +141,30 @@ int deck_seg_create(deck_seg_t *s, int id, size_t size)
     return DECK_OK;
 }
 
+int deck_seg_room(size_t size)
+{
+    struct statvfs fs;
+    if (statvfs("/dev/shm", &fs) != 0)
+        return deck_fail_errno(DECK_ENOMEM, errno, "deck: cannot look at /dev/shm");
+    unsigned long long have = (unsigned long long)fs.f_bavail * fs.f_frsize, need = size + SEG_HEADROOM;
+    if (have >= need) return DECK_OK;
+    return deck_fail(DECK_ENOMEM, "deck: /dev/shm has %llu MiB free, shared segments need %llu MiB (DECK_MSEG_SIZE + "
+                     "%d MiB)", have >> 20, need >> 20, SEG_HEADROOM >> 20);
+}
+
+int deck_seg_claim(deck_seg_t *s, int nodes, int id, size_t size, int *node)
+{
+    for (int n = 0; n < nodes; n++) {
+        me.self = n;
+        int rc = deck_seg_create(s, id, size);
+        if (rc != DECK_EEXIST) {
+            *node = n;
+            return rc;
+        }
+    }
+    return deck_fail(DECK_ENOTFOUND, "deck: all %d node numbers of run '%s' are taken on this host", nodes, me.key);
+}
+
 int deck_seg_prepare(deck_seg_t *s)
 {
     seg_owner_t o = { .magic = SEG_MAGIC, .pid = me.pid, .start = me.start, .size = s->size };
@@ -243,6 +271,7 @@ void deck_seg_disconnect(deck_seg_t *s)
 void deck_seg_remove(deck_seg_t *s)
 {
     deck_seg_disconnect(s);
+    if (s->created && s->fd >= 0) close(s->fd);      /* created but never mapped */
     if (s->created) shm_unlink(s->name);
     s->created = 0;
 }

@@ -48,7 +48,7 @@ static int receive_data(int fd, const tcp_frame_t *f)
     deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len);
     if (!q) return 0;
     if (tcp_read_full(fd, q->data, (size_t)f->len) <= 0) { free(q); return 0; }
-    deck_table_deliver(f->index, q);    /* for a destroyed mailbox it is dropped */
+    deck_core_deliver(f->index, q);     /* for a destroyed mailbox it is dropped */
     return 1;
 }
 

@@ -65,13 +65,14 @@ static int tcp_contact(char *buf, size_t len)
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact: buffer of %zu bytes too small", len);
 }
 
+/* "port=N", possibly followed by ",..." parts of other transports (auto's "shm="). */
 static int tcp_add_peer(int id, const char *host, const char *contact)
 {
     char *end;
     if (strncmp(contact, "port=", 5) != 0)
         return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not 'port=N'", contact);
     long port = strtol(contact + 5, &end, 10);
-    if (*end || port <= 0 || port > 65535)
+    if ((*end && *end != ',') || port <= 0 || port > 65535)
         return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid port", contact);
     struct sockaddr_in addr;
     int rc = tcp_resolve(host, (int)port, &addr, "deck_add_peer");

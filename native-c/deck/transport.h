@@ -1,6 +1,7 @@
 /*
  * The network under DECK: a table of functions, one table per transport (tcp; sci, shared
- * segments on one host, sci_*.c; gm later), chosen by name (DECK_TRANSPORT) at deck_init. The core (core.c, mbox.c) owns ids, the name service
+ * segments on one host, sci_*.c; auto, dynamic runs only: sci for the peers on this host and
+ * tcp for the others, auto_transport.c; gm later), chosen by name (DECK_TRANSPORT) at deck_init. The core (core.c, mbox.c) owns ids, the name service
  * loop and the local mailboxes; a transport only moves bytes between processes and hands
  * incoming DATA to deck_table_deliver().
  */
@@ -40,10 +41,16 @@ typedef struct deck_transport {
      * transport does not want this one. msg_free returns 1 when buf was such a buffer. */
     void *(*msg_alloc)(size_t size);
     int   (*msg_free)(void *buf);
+    /* Optional: a message was queued for mailbox `index` (a post to this process, or tcp's
+     * reader): a transport whose retrievers wait on its own memory (sci) wakes them. */
+    void  (*delivered)(int index);
+    /* Optional: how `id` is reached, for deck_peer_describe; NULL: the transport's name. */
+    int   (*describe_peer)(int id, char *buf, size_t len);
 } deck_transport_t;
 
 extern const deck_transport_t deck_tcp_transport;
 extern const deck_transport_t deck_sci_transport;
+extern const deck_transport_t deck_auto_transport;
 
 /* The transport of the running DECK (core.c); NULL when not initialised. */
 const deck_transport_t *deck_core_transport(void);

@@ -3,9 +3,10 @@
  *
  * Message passing through named mailboxes plus a thin threads wrapper. One API; the network
  * underneath is a transport (a table of functions, deck/transport.h): tcp (sockets; static and
- * dynamic runs) and sci (DECK/SCI's shared segments and write-only protocols over POSIX shared
- * memory: static runs on one host); gm later. Neither start is collective: deck_init returns
- * without waiting for the other processes, which are reached when first needed.
+ * dynamic runs), sci (DECK/SCI's shared segments and write-only protocols over POSIX shared
+ * memory: static runs on one host) and auto (dynamic runs: sci for each peer on this host,
+ * tcp for the others); gm later. No start is collective: deck_init returns without waiting
+ * for the other processes, which are reached when first needed.
  *
  * Two ways to start:
  *  - static, as deckrun did: N processes, ids 0..N-1, a nodes file listing where each one
@@ -15,15 +16,20 @@
  *    deck_init_static() takes them as arguments.
  *  - dynamic, for sockets with no configuration: deck_init_dynamic() gives the process a unique
  *    id of its own; peers are learnt one by one with deck_add_peer(id, contact), where contact is
- *    what the peer's deck_contact() returned plus the host it is reached at.
+ *    what the peer's deck_contact() returned plus the host it is reached at. With auto, the
+ *    contact also names the peer's host (kernel boot id) and shared-memory node; a peer with
+ *    the same boot id whose segments this process can map is reached through sci, any other
+ *    over tcp; deck_peer_describe() says which and why.
  *
  * Environment:
- *   DECK_TRANSPORT         transport by name: "tcp" (default) or "sci".
+ *   DECK_TRANSPORT         static runs: "tcp" (default; "auto" means tcp too) or "sci";
+ *                          dynamic runs: "auto" (default) or "tcp".
  *   DECK_MSG_BUF_LIMIT     sci: bytes up to which protocol 2 copies; above, protocol 3 (8192).
  *   DECK_MEDBUF_SIZE       sci: protocol-2 buffer per sender and mailbox, >= limit+64 (24768).
  *   DECK_MSEG_SIZE         sci: message segment for big message buffers (64 MiB).
  *   DECK_SPIN_US           sci: microseconds a waiter polls before blocking; -1 polls only (30).
- *   DECK_RUN_KEY           sci: run name in segment names (1..24 alnum; default from nodes file).
+ *   DECK_RUN_KEY           sci: run name in segment names (1..24 alnum; default from nodes file;
+ *                          dynamic processes use "dyn" and host-local node numbers 0..63).
  *   DECK_CLONE_TIMEOUT_MS  bound on clone's wait for a name and sci's wait for a peer (10000).
  *
  * Every function returns DECK_OK (0) or a negative DECK_E* code; deck_strerror() names it and
@@ -78,6 +84,9 @@ int deck_is_initialized(void);
 int deck_contact(char *buf, size_t len);
 /* Dynamic mode: make peer `id` reachable at `host` with the contact string it published. */
 int deck_add_peer(int id, const char *host, const char *contact);
+/* How peer `id` is reached, e.g. "sci (same host, shared memory node 3)" or "tcp (another
+ * host)"; a static run names its transport. */
+int deck_peer_describe(int id, char *buf, size_t len);
 
 /* ---- messages -------------------------------------------------------------------------- */
 /* Packing stores raw native bytes in order, no type tags, as DECK did: the receiver must

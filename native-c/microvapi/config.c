@@ -4,7 +4,8 @@
  *   mtu=1..1048576                 block size (default 1024)
  *   deck=dynamic | deck=static     how DECK is brought up (static is implied by deck_id)
  *   deck_id, deck_nodes, deck_file static DECK as its launcher did (deck_file default "nodes")
- *   deck_transport=NAME            DECK_TRANSPORT for DECK's init (tcp when not given; sci)
+ *   deck_transport=NAME            DECK_TRANSPORT for DECK's init: tcp, sci (static) or auto (dynamic;
+ *                                  DECK's default: auto for dynamic runs, tcp for static ones)
  *   deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us
  *                                  DECK_MSG_BUF_LIMIT, DECK_MEDBUF_SIZE, DECK_MSEG_SIZE and
  *                                  DECK_SPIN_US for the shared-memory transport (deck_spin_us

@@ -163,7 +163,7 @@ static void test_bad_configuration(void)
     expect_config_error("DECK_MSEG_SIZE", "-5", path);
     expect_config_error("DECK_SPIN_US", "-2", path);
     expect_config_error("DECK_RUN_KEY", "a/b", path);
-    CHECK_RC(deck_init_dynamic(), DECK_ESTATE);
+    CHECK_RC(deck_init_dynamic(), DECK_ECONFIG);
     CHECK(strstr(deck_last_error(), "static") != NULL);
     setenv("DECK_TRANSPORT", "carrier-pigeon", 1);
     CHECK_RC(deck_init_static(0, 1, path), DECK_ECONFIG);

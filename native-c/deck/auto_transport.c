@@ -1,0 +1,251 @@
+/*
+ * DECK_TRANSPORT=auto, the transport of dynamic runs when nothing else is asked for: a peer on
+ * this host is reached through sci (shared segments), any other over tcp. Both run side by
+ * side: tcp always (it listens, and carries the other hosts), sci when its segments could be
+ * set up (otherwise every peer is tcp, and deck_peer_describe says why).
+ *
+ * A contact is tcp's "port=N", then ",shm=<boot id>.<node>.<nonce>" when sci is up. A peer is
+ * sci when its boot id is this host's and its control segment maps here carrying that nonce
+ * (same user, same /dev/shm, and its process visible in our /proc: a container with its own
+ * namespaces fails that and stays tcp). Each peer's route is fixed when it is added.
+ *
+ * Receiving always goes through sci's retrieve when sci is up: it scans the mailbox's shared
+ * areas and the local queue, where tcp's readers put what other hosts send and then ring the
+ * mailbox's doorbell (the `delivered` hook).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sci.h"
+
+#define ROUTES 8192                /* open addressing, a power of two above 2 x DECK_MAX_NODES */
+
+enum why { VIA_SCI = 1, OTHER_HOST, PEER_NO_SHM, SCI_DOWN, UNMAPPABLE };
+
+typedef struct route {
+    int      id;                   /* written last (release): 0 = free; dynamic ids are > 65535 */
+    int      why;
+    int      node;                 /* sci node number, VIA_SCI only */
+    uint64_t nonce;                /* the process that node number stood for when added */
+    char    *detail;               /* UNMAPPABLE: the failure text */
+} route_t;
+
+static struct {
+    int             sci_up;
+    char            sci_down[256];
+    pthread_mutex_t lock;          /* adding routes; readers look without it */
+    route_t         routes[ROUTES];
+    int             order[DECK_MAX_NODES];   /* ids in the order added, for peer_at */
+    int             count;
+} au = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static route_t *find(int id)
+{
+    for (unsigned h = ((unsigned)id * 2654435761u) & (ROUTES - 1);; h = (h + 1) & (ROUTES - 1)) {
+        int at = __atomic_load_n(&au.routes[h].id, __ATOMIC_ACQUIRE);
+        if (at == id) return &au.routes[h];
+        if (at == 0) return NULL;
+    }
+}
+
+/* A sci route stands until its node number is taken by another process (sci_peer_renew). */
+static int sci_route_valid(const route_t *r)
+{
+    return __atomic_load_n(&sci.peer_nonce[r->node], __ATOMIC_ACQUIRE) == r->nonce;
+}
+
+static int auto_init_dynamic(int self)
+{
+    int rc = deck_tcp_transport.init_dynamic(self);
+    if (rc) return rc;
+    au.sci_up = sci_init_dynamic(self) == DECK_OK;
+    if (!au.sci_up) snprintf(au.sci_down, sizeof au.sci_down, "%s", deck_last_error());
+    return DECK_OK;
+}
+
+static int auto_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
+{
+    return deck_fail(DECK_ESTATE, "deck_init: the auto transport serves dynamic runs only");
+}
+
+static void auto_done(void)
+{
+    deck_tcp_transport.done();     /* first: its readers deliver into sci's mailboxes */
+    if (au.sci_up) sci_release_all();
+    for (int h = 0; h < ROUTES; h++) free(au.routes[h].detail);
+    memset(au.routes, 0, sizeof au.routes);
+    au.count = 0;
+    au.sci_up = 0;
+}
+
+static int auto_post(int node, int index, const void *buf, size_t len)
+{
+    if (node == deck_core_self()) return sci_post_self(index, buf, len);
+    route_t *r = find(node);
+    if (!r || r->why != VIA_SCI) return deck_tcp_transport.post(node, index, buf, len);
+    if (!sci_route_valid(r)) return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
+    return sci_post(r->node, index, buf, len);
+}
+
+static int auto_lookup(int node, const char *name, int *index)
+{
+    route_t *r = find(node);
+    if (!r || r->why != VIA_SCI) return deck_tcp_transport.lookup(node, name, index);
+    return sci_route_valid(r) ? deck_sci_transport.lookup(r->node, name, index) : DECK_ENOTFOUND;
+}
+
+static int auto_barrier(void)
+{
+    return deck_fail(DECK_ESTATE, "deck_barrier: only a static run has a barrier");
+}
+
+static int auto_contact(char *buf, size_t len)
+{
+    int rc = deck_tcp_transport.contact(buf, len);
+    if (rc || !au.sci_up) return rc;
+    size_t used = strlen(buf);
+    int n = snprintf(buf + used, len - used, ",shm=");
+    if (n < 0 || (size_t)n >= len - used || (rc = sci_dyn_contact(buf + used + n, len - used - (size_t)n)))
+        return deck_fail(DECK_EINVAL, "deck_contact: buffer of %zu bytes too small", len);
+    return DECK_OK;
+}
+
+/* "<boot id>.<node>.<nonce hex>" of a contact's shm part; 0 when it is not that. */
+static int parse_shm(const char *shm, char *boot, size_t boot_len, int *node, uint64_t *nonce)
+{
+    const char *dot = strchr(shm, '.');
+    if (!dot || (size_t)(dot - shm) >= boot_len) return 0;
+    memcpy(boot, shm, (size_t)(dot - shm));
+    boot[dot - shm] = '\0';
+    char *end;
+    long n = strtol(dot + 1, &end, 10);
+    if (end == dot + 1 || *end != '.' || n < 0 || n >= SCI_DYN_NODES) return 0;
+    const char *hex = end + 1;
+    unsigned long long x = strtoull(hex, &end, 16);
+    if (end == hex || *end || x == 0) return 0;
+    *node = (int)n;
+    *nonce = x;
+    return 1;
+}
+
+/* Which way to reach a peer whose contact has this shm part (NULL: none). */
+static int choose(const char *shm, route_t *r)
+{
+    if (!au.sci_up) return SCI_DOWN;
+    if (!shm) return PEER_NO_SHM;
+    char boot[64];
+    if (!parse_shm(shm, boot, sizeof boot, &r->node, &r->nonce))
+        return deck_fail(DECK_EINVAL, "deck_add_peer: contact part 'shm=%s' is not <boot id>.<node>.<nonce>", shm);
+    if (strcmp(boot, sci_boot_id()) != 0) return OTHER_HOST;
+    if (sci_peer_renew(r->node, r->nonce) != DECK_OK) {
+        r->detail = strdup(deck_last_error());
+        return UNMAPPABLE;
+    }
+    return VIA_SCI;
+}
+
+static int auto_add_peer(int id, const char *host, const char *contact)
+{
+    const char *shm = strstr(contact, ",shm=");
+    size_t tcp_len = shm ? (size_t)(shm - contact) : strlen(contact);
+    char tcp_contact[DECK_CONTACT_MAX];
+    if (tcp_len >= sizeof tcp_contact) return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is too long", contact);
+    memcpy(tcp_contact, contact, tcp_len);
+    tcp_contact[tcp_len] = '\0';
+    pthread_mutex_lock(&au.lock);
+    /* tcp knows every peer, so the contact is checked the same way for all and a peer added
+     * again at another address is refused the same way. */
+    int rc = deck_tcp_transport.add_peer(id, host, tcp_contact);
+    if (rc || find(id)) goto out;
+    if (au.count == DECK_MAX_NODES) {
+        rc = deck_fail(DECK_ENOMEM, "deck_add_peer: more than %d peers", DECK_MAX_NODES);
+        goto out;
+    }
+    route_t r = { 0 };
+    if ((r.why = choose(shm ? shm + 5 : NULL, &r)) < 0) {
+        rc = r.why;
+        goto out;
+    }
+    unsigned h = ((unsigned)id * 2654435761u) & (ROUTES - 1);
+    while (au.routes[h].id) h = (h + 1) & (ROUTES - 1);
+    route_t *slot = &au.routes[h];
+    slot->why = r.why;
+    slot->node = r.node;
+    slot->nonce = r.nonce;
+    slot->detail = r.detail;
+    __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
+    au.order[au.count] = id;
+    __atomic_store_n(&au.count, au.count + 1, __ATOMIC_RELEASE);
+out:
+    pthread_mutex_unlock(&au.lock);
+    return rc;
+}
+
+static int auto_peer_count(void) { return __atomic_load_n(&au.count, __ATOMIC_ACQUIRE); }
+
+static int auto_peer_at(int i, int *id)
+{
+    if (i < 0 || i >= auto_peer_count()) return DECK_ENOTFOUND;
+    *id = au.order[i];
+    return DECK_OK;
+}
+
+static int auto_peer_gone(int node)
+{
+    route_t *r = find(node);
+    if (!r || r->why != VIA_SCI) return deck_tcp_transport.peer_gone(node);
+    return !sci_route_valid(r) || !sci_node_alive(r->node);
+}
+
+static int auto_describe_peer(int id, char *buf, size_t len)
+{
+    if (id == deck_core_self()) {
+        snprintf(buf, len, "this process");
+        return DECK_OK;
+    }
+    route_t *r = find(id);
+    if (!r) return deck_fail(DECK_ENOTFOUND, "deck_peer_describe: %d is not a peer of this process", id);
+    switch (r->why) {
+    case VIA_SCI:     snprintf(buf, len, "sci (same host: shared memory, node %d)", r->node); break;
+    case OTHER_HOST:  snprintf(buf, len, "tcp (another host)"); break;
+    case PEER_NO_SHM: snprintf(buf, len, "tcp (the peer offers no shared memory)"); break;
+    case SCI_DOWN:    snprintf(buf, len, "tcp (no shared memory here: %s)", au.sci_down); break;
+    default:          snprintf(buf, len, "tcp (same host, but its shared memory cannot be used: %s)", r->detail ? r->detail : "?");
+    }
+    return DECK_OK;
+}
+
+/* ---- receiving: sci's when it is up, the local queue alone otherwise ---- */
+
+static int auto_mbox_created(int index, const char *name) { return au.sci_up ? sci_mbox_created(index, name) : DECK_OK; }
+static void auto_mbox_destroyed(int index) { if (au.sci_up) sci_mbox_destroyed(index); }
+static void auto_delivered(int index) { if (au.sci_up) sci_mbox_ring_index(index); }
+static void *auto_msg_alloc(size_t size) { return au.sci_up ? sci_msg_alloc(size) : NULL; }
+static int auto_msg_free(void *buf) { return au.sci_up && sci_msg_free(buf); }
+
+static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
+{
+    return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms) : deck_entry_take(entry, msg, timeout_ms);
+}
+
+const deck_transport_t deck_auto_transport = {
+    .name = "auto",
+    .init_static = auto_init_static,
+    .init_dynamic = auto_init_dynamic,
+    .done = auto_done,
+    .post = auto_post,
+    .lookup = auto_lookup,
+    .barrier = auto_barrier,
+    .contact = auto_contact,
+    .add_peer = auto_add_peer,
+    .peer_count = auto_peer_count,
+    .peer_at = auto_peer_at,
+    .peer_gone = auto_peer_gone,
+    .mbox_created = auto_mbox_created,
+    .mbox_destroyed = auto_mbox_destroyed,
+    .retrv = auto_retrv,
+    .msg_alloc = auto_msg_alloc,
+    .msg_free = auto_msg_free,
+    .delivered = auto_delivered,
+    .describe_peer = auto_describe_peer,
+};
