@@ -31,7 +31,12 @@ public final class AldeiaConfiguration {
     public static final int MIN_MTU = 64;
     public static final int MAX_MTU = 1 << 20;
     public static final String DEFAULT_DECK_FILE = "nodes";
-    public static final String DEFAULT_DECK_TRANSPORT = "tcp";
+    /**
+     * DECK's network: {@code auto} reaches peers on this host through shared memory (sci) and
+     * other hosts over tcp in dynamic runs, and means tcp in static runs; {@code tcp}; or
+     * {@code sci}, static runs with every process on one host.
+     */
+    public static final String DEFAULT_DECK_TRANSPORT = "auto";
     public static final int DEFAULT_INFINIBAND_PORT = 1;
     public static final int DEFAULT_INFINIBAND_QOS = 0;
     /** Thesis Fig. 4.9: one registered region of 1 MiB per socket. */

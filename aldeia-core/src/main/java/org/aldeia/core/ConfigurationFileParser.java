@@ -27,7 +27,7 @@ final class ConfigurationFileParser {
     private static final Pattern SOCKET_TYPE = Pattern.compile("SOCKET_[A-Z0-9_]+");
 
     /** DECK transports this version implements. */
-    private static final List<String> DECK_TRANSPORTS = List.of("tcp", "sci");
+    private static final List<String> DECK_TRANSPORTS = List.of("auto", "tcp", "sci");
     /** DECK transports of the thesis that a later version implements. */
     private static final List<String> RESERVED_DECK_TRANSPORTS = List.of("gm");
 
@@ -98,7 +98,7 @@ final class ConfigurationFileParser {
         Integer deckNodes = optionalNumber("deck_nodes", 1, Integer.MAX_VALUE);
         checkStaticDeck(deckId, deckNodes);
         Path deckFile = directory.resolve(text("deck_file", AldeiaConfiguration.DEFAULT_DECK_FILE));
-        String deckTransport = deckTransport();
+        String deckTransport = deckTransport(deckId != null);
         int port = number("infiniband_port", AldeiaConfiguration.DEFAULT_INFINIBAND_PORT, 1, 255);
         int qos = number("infiniband_qos", AldeiaConfiguration.DEFAULT_INFINIBAND_QOS, 0, 15);
         int sendRegion = sendRegionSize(mtu);
@@ -130,8 +130,12 @@ final class ConfigurationFileParser {
         }
     }
 
-    private String deckTransport() throws AldeiaConfigurationException {
+    private String deckTransport(boolean staticDeck) throws AldeiaConfigurationException {
         String value = text("deck_transport", AldeiaConfiguration.DEFAULT_DECK_TRANSPORT);
+        if ("sci".equals(value) && !staticDeck) {
+            throw error("deck_transport", "'sci' needs a static DECK run (deck_id and deck_nodes); without them "
+                    + "leave it out or write auto, which reaches peers on this host through shared memory");
+        }
         if (DECK_TRANSPORTS.contains(value)) {
             return value;
         }

@@ -82,7 +82,7 @@ class AldeiaConfigurationTest {
             assertEquals(OptionalInt.empty(), each.deckId());
             assertEquals(OptionalInt.empty(), each.deckNodes());
             assertFalse(each.isStaticDeck());
-            assertEquals("tcp", each.deckTransport());
+            assertEquals("auto", each.deckTransport());
             assertEquals(1, each.infinibandPort());
             assertEquals(0, each.infinibandQos());
             assertEquals(1 << 20, each.sendRegionSize());
@@ -106,7 +106,7 @@ class AldeiaConfigurationTest {
     void toStringListsTheValues() throws IOException {
         String text = parse("socket_type = SOCKET_DECK", "mtu = 512", "deck_id = 1", "deck_nodes = 4").toString();
         for (String expected : new String[] {"socket_type=SOCKET_DECK", "mtu=512", "deck_id=1", "deck_nodes=4",
-                "deck_transport=tcp", "infiniband_port=1", "infiniband_qos=0", "send_region_size=1048576",
+                "deck_transport=auto", "infiniband_port=1", "infiniband_qos=0", "send_region_size=1048576",
                 "receive_buffers=16", "aldeia.conf"}) {
             assertTrue(text.contains(expected), text);
         }
@@ -167,13 +167,20 @@ class AldeiaConfigurationTest {
     }
 
     @Test
-    void deckTransportAcceptsTcpAndSciAndExplainsReservedNames() throws IOException {
+    void deckTransportAcceptsAutoTcpAndSciAndExplainsReservedNames() throws IOException {
+        assertEquals("auto", parse("deck_transport = auto").deckTransport());
         assertEquals("tcp", parse("deck_transport = tcp").deckTransport());
-        assertEquals("sci", parse("deck_transport = sci").deckTransport());
+        assertEquals("sci", parse("deck_nodes = 2", "deck_id = 0", "deck_transport = sci").deckTransport());
         assertNames(parseError("deck_transport = gm"), 1, "deck_transport",
-                "not implemented in this version (allowed: tcp, sci)");
+                "not implemented in this version (allowed: auto, tcp, sci)");
         assertNames(parseError("deck_transport = udp"), 1, "deck_transport",
-                "'udp' is not a DECK transport (allowed: tcp, sci)");
+                "'udp' is not a DECK transport (allowed: auto, tcp, sci)");
+    }
+
+    @Test
+    void sciWithoutAStaticRunPointsToAuto() throws IOException {
+        assertNames(parseError("mtu = 1024", "deck_transport = sci"), 2, "deck_transport",
+                "'sci' needs a static DECK run (deck_id and deck_nodes)");
     }
 
     @Test

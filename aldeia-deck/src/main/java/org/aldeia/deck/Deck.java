@@ -13,6 +13,8 @@ import java.nio.file.Path;
  */
 public final class Deck {
 
+    private static final int DESCRIPTION_MAX = 512;
+
     /** Environment variables deckrun (and {@link DeckLauncher}) set for static mode. */
     public static final String ENV_ID = "DECK_ID";
     public static final String ENV_NODES = "DECK_NODES";
@@ -101,5 +103,16 @@ public final class Deck {
     public static void addPeer(int id, String host, String contact) throws DeckException {
         DeckNative.ensureLoaded();
         DeckNative.check("deck_add_peer", DeckNative.deck_add_peer(id, host, contact));
+    }
+
+    /**
+     * How peer {@code id} is reached: in a dynamic run, e.g. "sci (same host: shared memory,
+     * node 3)" or "tcp (another host)"; in a static run, the transport's name.
+     */
+    public static String describePeer(int id) throws DeckException {
+        DeckNative.ensureLoaded();
+        byte[] buf = new byte[DESCRIPTION_MAX];
+        DeckNative.check("deck_peer_describe", DeckNative.deck_peer_describe(id, buf, buf.length));
+        return Native.toString(buf);
     }
 }

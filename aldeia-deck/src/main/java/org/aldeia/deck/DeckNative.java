@@ -91,6 +91,7 @@ public final class DeckNative {
     static native int deck_is_initialized();
     static native int deck_contact(byte[] buf, long len);
     static native int deck_add_peer(int id, String host, String contact);
+    static native int deck_peer_describe(int id, byte[] buf, long len);
 
     static native int deck_msg_create(Pointer m, long size);
     /* Array-backed or direct buffers: JNA passes the address of the buffer's position. */

@@ -6,8 +6,8 @@ import org.aldeia.core.DeckSciThresholds;
 /**
  * The adapter name MicroVAPI is opened with. Real VAPI took "InfiniHost0"; MicroVAPI reads its
  * settings from that string instead, as the thesis did: the MTU, the DECK id, the number of
- * processes and the nodes file (static), or "deck=dynamic"; and the DECK transport with, for
- * sci, its protocol thresholds.
+ * processes and the nodes file (static), or "deck=dynamic"; and the DECK transport with, unless
+ * it is tcp, the thresholds of the shared-memory protocols.
  */
 final class MicroVapiInitString {
 
@@ -24,8 +24,8 @@ final class MicroVapiInitString {
             s.append(",deck=dynamic");
         }
         s.append(",deck_transport=").append(configuration.deckTransport());
-        if ("sci".equals(configuration.deckTransport())) {
-            // only the shared-segment protocols use these sizes
+        if (!"tcp".equals(configuration.deckTransport())) {
+            // only the shared-segment protocols use these sizes (sci, and auto's same-host peers)
             DeckSciThresholds sci = configuration.sciThresholds();
             s.append(",deck_msg_buf_limit=").append(sci.msgBufLimit())
                     .append(",deck_medbuf_size=").append(sci.medbufSize())

@@ -64,11 +64,15 @@ public final class MicroVapiTransportProvider implements TransportProvider {
         }
     }
 
+    /** DECK's reading of deck_transport (deck.h): auto is tcp in a static run. */
     private static String describe(AldeiaConfiguration configuration) {
+        boolean auto = "auto".equals(configuration.deckTransport());
         String start = configuration.isStaticDeck()
-                ? "static/" + configuration.deckTransport() + " (node " + configuration.deckId().getAsInt()
-                        + " of " + configuration.deckNodes().getAsInt() + ", " + configuration.deckFile() + ")"
-                : "dynamic/" + configuration.deckTransport();
+                ? "static/" + (auto ? "tcp" : configuration.deckTransport()) + " (node "
+                        + configuration.deckId().getAsInt() + " of " + configuration.deckNodes().getAsInt() + ", "
+                        + configuration.deckFile() + ")"
+                : "dynamic/" + configuration.deckTransport()
+                        + (auto ? " (shared memory with peers on this host, tcp with others)" : "");
         return "MicroVAPI over DECK " + start; // VapiTransport appends the LID and MTU
     }
 }

@@ -87,9 +87,16 @@ final class ChildJvm implements AutoCloseable {
         }
     }
 
+    /**
+     * Stops the child as a user would (SIGTERM: its shutdown hook closes Aldeia, so DECK removes
+     * its shared segments), and kills it if it has not gone within a few seconds.
+     */
     @Override
     public void close() throws InterruptedException, IOException {
-        kill();
+        process.destroy();
+        if (!process.waitFor(5, TimeUnit.SECONDS)) {
+            kill();
+        }
         stdout.close();
     }
 }

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@link StreamScenarios} of {@link TwoJvmStreamTest} between the two JVMs of a static DECK
+ * The {@link StreamScenarios} of {@link TwoJvmStreams} between the two JVMs of a static DECK
  * run over the sci transport (shared memory), once per range of DECK/SCI protocols the
  * MicroVAPI messages ([int length][at most mtu bytes]) fall in, and then no shared memory
  * segment of the run may be left in /dev/shm.
@@ -36,7 +36,7 @@ class StaticDeckSciStreamTest {
     private static final Pattern TIMINGS = Pattern.compile("(OK|THROUGHPUT) .*");
     private static final Pattern SEGMENTS = Pattern.compile("SEGMENTS (\\d+)");
 
-    /** As TwoJvmStreamTest's: a run takes a few seconds over sci, so every run moves them all. */
+    /** As TwoJvmStreams': a run takes a few seconds over sci, so every run moves them all. */
     private static final long RANDOM_BYTES = 32 * MIB;
     private static final long BULK_BYTES = 64 * MIB;
 

@@ -18,7 +18,7 @@ import org.aldeia.microvapi.PeerMain.Command;
 
 /**
  * One node of a 2-node static DECK run started by DeckLauncher.launchAldeia, running the
- * {@link StreamScenarios} of {@link TwoJvmStreamTest} over whatever DECK transport the
+ * {@link StreamScenarios} of {@link TwoJvmStreams} over whatever DECK transport the
  * configuration names. Node 0 plays the child: a {@link PeerMain} server on a free port, which
  * it publishes in the run directory (next to the nodes file), until node 1 sends STOP. Node 1
  * plays the test: every scenario in turn, one {@code OK <scenario> in <s> s} line each, then

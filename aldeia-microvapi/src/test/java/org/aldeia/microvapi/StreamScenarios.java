@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client side of the end-to-end stream scenarios, each on its own connection to a
- * {@link PeerMain} server on {@code port}: {@link TwoJvmStreamTest} runs them against a child
- * JVM over DECK dynamic/tcp, {@link StaticStreamMain} on node 1 of a static DECK run against
+ * {@link PeerMain} server on {@code port}: {@link TwoJvmStreams} runs them against a child
+ * JVM in dynamic DECK mode (shared memory or tcp), {@link StaticStreamMain} on node 1 of a static DECK run against
  * node 0. A scenario returns only if the stream was exactly what was sent; otherwise it throws
  * an assertion error or an IOException saying what differed.
  */

@@ -30,11 +30,12 @@ class TransportSelectionTest {
     }
 
     @Test
-    void withoutConfigurationOrInfinibandTheLogNamesDeckDynamicTcp() throws Exception {
+    void withoutConfigurationOrInfinibandTheLogNamesDeckDynamicAuto() throws Exception {
         child = ChildJvm.start(List.of(), PeerMain.class);
         child.awaitLine("PORT "); // the server socket started the environment before listening
         String log = child.stderr();
-        assertTrue(log.contains("INFO") && log.contains("MicroVAPI over DECK dynamic/tcp")
+        assertTrue(log.contains("INFO") && log.contains("MicroVAPI over DECK dynamic/auto (shared memory with peers "
+                + "on this host, tcp with others)")
                 && log.contains("no configuration file") && log.contains("no InfiniBand library"), log);
     }
 

@@ -1,8 +1,11 @@
 package org.aldeia.microvapi;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
@@ -10,24 +13,38 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * One byte stream between this JVM and a child JVM over Aldeia with no configuration file
- * (MicroVAPI over DECK dynamic/tcp), checked end to end by SHA-256: the {@link StreamScenarios},
- * which {@link StaticDeckSciStreamTest} runs over DECK static/sci. Every test opens its own
- * connection to the same child. Timeouts run the test in its own thread so that a read that
- * never returns fails the test instead of hanging the build.
+ * One byte stream between this JVM and a child JVM over Aldeia in dynamic DECK mode (no
+ * configuration file here: deck_transport auto), checked end to end by SHA-256: the
+ * {@link StreamScenarios}, which {@link StaticDeckSciStreamTest} runs over DECK static/sci.
+ * {@link TwoJvmSciStreamTest}'s child has no configuration either, so DECK reaches it through
+ * shared memory; {@link TwoJvmTcpStreamTest}'s child is configured for tcp, so this JVM reaches
+ * it over tcp while its mailboxes still serve shared memory: the two halves of auto. Every test
+ * opens its own connection to the same child. Timeouts run the test in its own thread so that a
+ * read that never returns fails the test instead of hanging the build.
  */
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
-class TwoJvmStreamTest {
+abstract class TwoJvmStreams {
 
     private static final long MIB = 1 << 20;
 
     private static ChildJvm child;
     private static StreamScenarios scenarios;
 
-    @BeforeAll
-    static void startChild() throws Exception {
-        child = ChildJvm.start(List.of(), PeerMain.class);
+    /**
+     * Starts the child with {@code aldeiaConfiguration} (null: none) and checks, once the first
+     * connection has introduced the two DECK processes, the route its log names for this JVM.
+     */
+    static void startChild(Path dir, String aldeiaConfiguration, String route) throws Exception {
+        List<String> options = List.of();
+        if (aldeiaConfiguration != null) {
+            Path conf = Files.writeString(dir.resolve("aldeia.conf"), aldeiaConfiguration);
+            options = List.of("-Daldeia.configuration=" + conf);
+        }
+        child = ChildJvm.start(options, PeerMain.class);
         scenarios = new StreamScenarios(Integer.parseInt(child.awaitLine("PORT ")));
+        scenarios.availableCountsReceivedBytesAndSkipSkipsExactly(10);
+        String log = child.stderr();
+        assertTrue(log.contains("Aldeia peer ") && log.contains(route), log);
     }
 
     @AfterAll

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
 
+import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.deck.DeckLauncher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,9 +90,13 @@ public final class Bench {
                     .jvmOptions(transport.jvmOptions().toArray(String[]::new))
                     .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
                     .workDir(dir);
-            // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport.
+            // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport;
+            // dynamic rows with settings share one aldeia.conf.
             DeckLauncher.Result run;
             if (transport.staticDeckTransport() == null) {
+                if (!transport.aldeiaSettings().isEmpty()) {
+                    launcher.jvmOptions("-D" + AldeiaConfiguration.PROPERTY + "=" + dynamicConfiguration(transport, dir));
+                }
                 run = launcher.launch();
             } else {
                 launcher.aldeiaSetting("deck_transport", transport.staticDeckTransport());
@@ -108,6 +113,13 @@ public final class Bench {
         } finally {
             deleteRecursively(scratch);
         }
+    }
+
+    /** Writes the aldeia.conf both JVMs of a dynamic row read. */
+    private static Path dynamicConfiguration(Transport transport, Path dir) throws IOException {
+        StringBuilder text = new StringBuilder();
+        transport.aldeiaSettings().forEach((key, value) -> text.append(key).append(" = ").append(value).append('\n'));
+        return Files.writeString(dir.resolve("aldeia.conf"), text);
     }
 
     /**

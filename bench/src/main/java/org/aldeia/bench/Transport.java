@@ -8,7 +8,9 @@ import java.util.Map;
 enum Transport {
     JDK_LOOPBACK("JDK Socket, loopback TCP", null, List.of()),
     JDK_UNIX("JDK Unix-domain SocketChannel", null, List.of()),
-    ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of()),
+    /** No configuration at all: DECK auto reaches the other JVM (this host) through sci. */
+    ALDEIA_DYNAMIC_AUTO("Aldeia, DECK dynamic/auto (sci)", null, List.of()),
+    ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of(), Map.of("deck_transport", "tcp")),
     ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
     ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
     /**
@@ -53,7 +55,10 @@ enum Transport {
         return staticDeckTransport;
     }
 
-    /** aldeia.conf keys of a static DECK row besides deck_transport, e.g. a larger mtu. */
+    /**
+     * aldeia.conf keys of the row: of a static DECK row besides deck_transport (e.g. a larger
+     * mtu); of a dynamic row, its whole configuration (none: no configuration file).
+     */
     Map<String, String> aldeiaSettings() {
         return aldeiaSettings;
     }
@@ -64,7 +69,7 @@ enum Transport {
     }
 
     boolean isAldeia() {
-        return this == ALDEIA_DYNAMIC_TCP || staticDeckTransport != null;
+        return this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP || staticDeckTransport != null;
     }
 
     static Transport parse(String optionName) {
