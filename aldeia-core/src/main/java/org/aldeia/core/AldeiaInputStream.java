@@ -35,9 +35,35 @@ public final class AldeiaInputStream extends InputStream {
         return n < 0 ? -1 : one[0] & 0xFF;
     }
 
+    /**
+     * As java.net: a read that the socket's close interrupts throws SocketException, whether
+     * the channel woke it with an error or with end of stream.
+     */
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
+        int count;
+        try {
+            count = readOpen(b, off, len);
+        } catch (IOException e) {
+            if (socket.isClosed() && !(e instanceof SocketException)) {
+                throw closedWhileReading(e);
+            }
+            throw e;
+        }
+        if (count < 0 && socket.isClosed()) {
+            throw closedWhileReading(null);
+        }
+        return count;
+    }
+
+    private static SocketException closedWhileReading(IOException cause) {
+        SocketException closed = new SocketException("Socket closed");
+        closed.initCause(cause);
+        return closed;
+    }
+
+    private int readOpen(byte[] b, int off, int len) throws IOException {
         synchronized (readLock) {
             checkOpen();
             if (shutdown) {

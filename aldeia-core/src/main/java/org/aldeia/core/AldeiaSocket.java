@@ -396,9 +396,11 @@ public class AldeiaSocket extends Socket {
         return local == null ? -1 : local.getPort();
     }
 
+    /** Like java.net, a closed socket keeps its local port but reports the wildcard address. */
     @Override
     public SocketAddress getLocalSocketAddress() {
-        return localSocketAddress();
+        InetSocketAddress local = localSocketAddress();
+        return local == null || !closed ? local : new InetSocketAddress(getLocalAddress(), local.getPort());
     }
 
     private InetSocketAddress localSocketAddress() {

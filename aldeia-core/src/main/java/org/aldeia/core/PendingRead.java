@@ -72,8 +72,11 @@ final class PendingRead {
         if (!result.isDone()) {
             return false;
         }
-        Integer count = result.getNow(null);
-        return count == null || count < 0 || position == count;
+        if (result.isCompletedExceptionally()) {
+            return true; // getNow would throw the read's failure, which take already reported
+        }
+        int count = result.join();
+        return count < 0 || position == count;
     }
 
     /** Bytes this read holds that were not taken yet, without waiting. */

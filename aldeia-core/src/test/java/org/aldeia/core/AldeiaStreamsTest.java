@@ -27,6 +27,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @Timeout(60)
 class AldeiaStreamsTest {
@@ -292,19 +294,25 @@ class AldeiaStreamsTest {
         }
     }
 
-    @Test
-    void closeWakesABlockedReader() throws Exception {
+    /** With SO_TIMEOUT the read waits on a helper thread's read: its failure must surface the same way. */
+    @ParameterizedTest(name = "SO_TIMEOUT {0}")
+    @ValueSource(ints = {0, 30_000})
+    void closeWakesABlockedReaderWithSocketException(int soTimeout) throws Exception {
         try (Pair pair = TestEnvironments.connect(environment)) {
-            CompletableFuture<Integer> read = CompletableFuture.supplyAsync(() -> {
+            pair.server().setSoTimeout(soTimeout);
+            InputStream in = pair.server().getInputStream();
+            CompletableFuture<Object> read = CompletableFuture.supplyAsync(() -> {
                 try {
-                    return pair.server().getInputStream().read();
+                    return in.read();
                 } catch (IOException e) {
-                    return -2;
+                    return e;
                 }
             });
             Thread.sleep(100);
             pair.server().close();
-            assertEquals(-2, read.get(10, TimeUnit.SECONDS));
+            Object outcome = read.get(10, TimeUnit.SECONDS);
+            assertTrue(outcome instanceof SocketException && "Socket closed".equals(((SocketException) outcome).getMessage()),
+                    "read ended with " + outcome);
         }
     }
 
