@@ -41,6 +41,15 @@ int deck_fail(int code, const char *fmt, ...)
     return code;
 }
 
+int deck_fail_text(int code, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= sizeof last_error) n = sizeof last_error - 1;
+    memcpy(last_error, text, n);
+    last_error[n] = '\0';
+    return code;
+}
+
 int deck_fail_errno(int code, int err, const char *fmt, ...)
 {
     char errbuf[128];

@@ -12,6 +12,9 @@
 /* Records the text of a failure for deck_last_error() in this thread and returns `code`, so a
  * failing path reads `return deck_fail(DECK_EINVAL, "deck_x: ...")`. */
 int deck_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Same with a fixed text and no formatting: for failures on a hot path, such as a retrieve
+ * that only looks (timeout 0) and finds nothing, which a poller does between messages. */
+int deck_fail_text(int code, const char *text);
 /* Same, with strerror(err) appended. */
 int deck_fail_errno(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -340,7 +340,9 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
             rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d has gone away", watch);
             break;
         }
-        if (rc == DECK_ETIMEDOUT) rc = deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within %d ms", timeout_ms);
+        if (rc == DECK_ETIMEDOUT)
+            rc = timeout_ms == 0 ? deck_fail_text(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing there (a look, no wait)")
+                                 : deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within %d ms", timeout_ms);
         if (rc) break;
     }
     pthread_mutex_unlock(&in->lock);
