@@ -9,6 +9,8 @@
  * Every mapping is 64-byte aligned; the user area of a segment starts at `addr`. Each segment
  * carries its owner record (pid + process start time) so that deck_seg_reclaim() can unlink the
  * segments of a process that died without deck_done, and a peer can tell that its owner is gone.
+ * A process that exits without deck_done (a JVM with sockets still open) unlinks its own at
+ * exit; only a killed one leaves them for the next reclaim.
  *
  * Doorbells replace SCI's interrupts: a 32-bit word in the waiter's own segment that the writer
  * bumps (ring); the waiter blocks on it (futex) only after its bounded polling found nothing.

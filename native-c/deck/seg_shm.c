@@ -106,8 +106,36 @@ int deck_seg_run_key(const char *nodes_file, char *key, size_t len)
     return DECK_OK;
 }
 
+/* At exit (a JVM ends with sockets still open, so deck_done never runs): unlink every
+ * segment this process owns. Only names go; mappings stay valid for threads still running, and
+ * peers see the owner gone as they would after a crash. */
+static void unlink_own_at_exit(void)
+{
+    if (!me.pid || me.pid != getpid()) return;              /* closed, or a forked child */
+    char prefix[32];
+    int n = snprintf(prefix, sizeof prefix, "deck-%u-", (unsigned)getuid());
+    DIR *d = opendir("/dev/shm");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name) >= DECK_SEG_NAME_MAX) continue;
+        char path[DECK_SEG_NAME_MAX + 2] = "/";
+        strcat(path, e->d_name);
+        int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+        if (fd < 0) continue;
+        seg_owner_t o;
+        int mine = pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC && o.pid == me.pid
+                   && o.start == me.start;
+        close(fd);
+        if (mine) shm_unlink(path);
+    }
+    closedir(d);
+}
+
 int deck_seg_open(int self, const char *run_key)
 {
+    static int at_exit_registered;
+    if (!at_exit_registered && atexit(unlink_own_at_exit) == 0) at_exit_registered = 1;
     char state;
     me.self = self;
     snprintf(me.key, sizeof me.key, "%s", run_key);

@@ -54,6 +54,26 @@ static void test_normal_run_leaves_nothing(void)
     printf("PASS sci_normal_run_leaves_dev_shm_clean\n");
 }
 
+/* A process that ends (exit) without deck_done, as a JVM with sockets still open does. */
+static int exit_without_done(int id, int n, void *arg)
+{
+    deck_mbox_t mb;
+    CHECK_OK(deck_mbox_create(&mb, id ? "one" : "zero"));
+    CHECK_OK(deck_barrier());
+    exit(0);
+}
+
+static void test_exit_without_done_leaves_nothing(void)
+{
+    char key[32];
+    snprintf(key, sizeof key, "cleanX%d", (int)getpid());
+    setenv("DECK_RUN_KEY", key, 1);
+    CHECK(util_run_nodes_on("sci", 2, exit_without_done, NULL, 60) == 0);
+    unsetenv("DECK_RUN_KEY");
+    CHECK(util_shm_segments(key) == 0);
+    printf("PASS sci_exit_without_deck_done_leaves_dev_shm_clean\n");
+}
+
 /* Node 2 is killed once every node is set up; node 0 retrieves on a mailbox watching it,
  * node 1 posts to it until its ring is full. Both must end with DECK_EPEER. */
 static void killed_node(int id, int n, int ready_fd)
@@ -189,5 +209,6 @@ int main(void)
     test_bad_configuration();
     test_normal_run_leaves_nothing();
     test_killed_process_is_reclaimed();
+    test_exit_without_done_leaves_nothing();
     return 0;
 }
