@@ -39,9 +39,12 @@ static struct {
     int             count;
 } au = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Where the probe for `id` starts (Knuth's multiplicative hash). */
+static unsigned home(int id) { return ((unsigned)id * 2654435761u) & (ROUTES - 1); }
+
 static route_t *find(int id)
 {
-    for (unsigned h = ((unsigned)id * 2654435761u) & (ROUTES - 1);; h = (h + 1) & (ROUTES - 1)) {
+    for (unsigned h = home(id);; h = (h + 1) & (ROUTES - 1)) {
         int at = __atomic_load_n(&au.routes[h].id, __ATOMIC_ACQUIRE);
         if (at == id) return &au.routes[h];
         if (at == 0) return NULL;
@@ -166,7 +169,7 @@ static int auto_add_peer(int id, const char *host, const char *contact)
         rc = r.why;
         goto out;
     }
-    unsigned h = ((unsigned)id * 2654435761u) & (ROUTES - 1);
+    unsigned h = home(id);
     while (au.routes[h].id) h = (h + 1) & (ROUTES - 1);
     route_t *slot = &au.routes[h];
     slot->why = r.why;

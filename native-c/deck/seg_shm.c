@@ -106,31 +106,8 @@ int deck_seg_run_key(const char *nodes_file, char *key, size_t len)
     return DECK_OK;
 }
 
-/* At exit (a JVM ends with sockets still open, so deck_done never runs): unlink every
- * segment this process owns. Only names go; mappings stay valid for threads still running, and
- * peers see the owner gone as they would after a crash. */
-static void unlink_own_at_exit(void)
-{
-    if (!me.pid || me.pid != getpid()) return;              /* closed, or a forked child */
-    char prefix[32];
-    int n = snprintf(prefix, sizeof prefix, "deck-%u-", (unsigned)getuid());
-    DIR *d = opendir("/dev/shm");
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name) >= DECK_SEG_NAME_MAX) continue;
-        char path[DECK_SEG_NAME_MAX + 2] = "/";
-        strcat(path, e->d_name);
-        int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
-        if (fd < 0) continue;
-        seg_owner_t o;
-        int mine = pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC && o.pid == me.pid
-                   && o.start == me.start;
-        close(fd);
-        if (mine) shm_unlink(path);
-    }
-    closedir(d);
-}
+/* At exit, when deck_done did not run (below, beside deck_seg_reclaim). */
+static void unlink_own_at_exit(void);
 
 int deck_seg_open(int self, const char *run_key)
 {
@@ -304,40 +281,58 @@ void deck_seg_remove(deck_seg_t *s)
     s->created = 0;
 }
 
-/* Unlinks /dev/shm/<name> when its owner is dead (or never finished creating it). */
-static int reclaim_one(const char *name)
-{
-    char path[DECK_SEG_NAME_MAX + 2] = "/";
-    size_t len = strlen(name);
-    if (len > DECK_SEG_NAME_MAX) return 0;        /* not one of ours */
-    memcpy(path + 1, name, len + 1);
-    int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    seg_owner_t o;
-    struct stat st;
-    int dead = 0;
-    if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
-        if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC)
-            dead = !owner_alive(&o);
-        else
-            dead = time(NULL) - st.st_mtime > SEG_UNFINISHED_GRACE_S;
-    }
-    close(fd);
-    return dead && shm_unlink(path) == 0;
-}
+/* Whether to unlink one of this user's segments, given its owner record (NULL while its
+ * creator has not written one yet). */
+typedef int (*seg_doomed_fn)(const seg_owner_t *o, const struct stat *st);
 
-int deck_seg_reclaim(void)
+/* Unlinks every segment of this user in /dev/shm that `doomed` picks; returns how many. */
+static int unlink_segments(seg_doomed_fn doomed)
 {
     char prefix[32];
     int n = snprintf(prefix, sizeof prefix, "deck-%u-", (unsigned)getuid()), count = 0;
     DIR *d = opendir("/dev/shm");
     if (!d) return 0;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, (size_t)n) == 0 && strlen(e->d_name) < DECK_SEG_NAME_MAX)
-            count += reclaim_one(e->d_name);
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name) >= DECK_SEG_NAME_MAX) continue;
+        char path[DECK_SEG_NAME_MAX + 2] = "/";
+        strcat(path, e->d_name);
+        int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+        if (fd < 0) continue;
+        seg_owner_t o;
+        struct stat st;
+        int doom = 0;
+        if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
+            int has_record = pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC;
+            doom = doomed(has_record ? &o : NULL, &st);
+        }
+        close(fd);
+        count += doom && shm_unlink(path) == 0;
+    }
     closedir(d);
     return count;
+}
+
+/* A left-over: its owner has died, or never finished creating it. */
+static int left_over(const seg_owner_t *o, const struct stat *st)
+{
+    return o ? !owner_alive(o) : time(NULL) - st->st_mtime > SEG_UNFINISHED_GRACE_S;
+}
+
+static int owned_by_this_process(const seg_owner_t *o, const struct stat *st)
+{
+    return o && o->pid == me.pid && o->start == me.start;
+}
+
+int deck_seg_reclaim(void) { return unlink_segments(left_over); }
+
+/* A JVM may end with sockets still open, so deck_done never runs: unlink every segment this
+ * process owns. Only names go; mappings stay valid for threads still running, and peers see
+ * the owner gone as they would after a crash. */
+static void unlink_own_at_exit(void)
+{
+    if (me.pid && me.pid == getpid())                        /* not closed, not a forked child */
+        unlink_segments(owned_by_this_process);
 }
 
 /* ---- doorbells: a futex on a shared word (not FUTEX_PRIVATE: the waker is another process) ---- */
