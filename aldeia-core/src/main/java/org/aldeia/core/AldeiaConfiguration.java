@@ -15,8 +15,11 @@ import java.util.OptionalInt;
  * {@code deck_id}, {@code deck_nodes}, {@code deck_file}, {@code deck_transport},
  * {@code infiniband_port}, {@code infiniband_qos}, {@code send_region_size},
  * {@code receive_buffers}, {@code deck_msg_buf_limit}, {@code deck_medbuf_size},
- * {@code deck_mseg_size}. A file Aldeia cannot use raises {@link AldeiaConfigurationException}
- * whose message names the file, the line and the key. Instances are immutable.
+ * {@code deck_mseg_size}. It may also hold {@code bind <address> <ports>} and
+ * {@code connect <address> <ports>} rules saying which server sockets and which connecting
+ * sockets use Aldeia where it is installed JVM-wide ({@link #rules()}). A file Aldeia cannot use
+ * raises {@link AldeiaConfigurationException} whose message names the file, the line and the key
+ * or rule. Instances are immutable.
  */
 public final class AldeiaConfiguration {
 
@@ -58,10 +61,11 @@ public final class AldeiaConfiguration {
     private final int sendRegionSize;
     private final int receiveBuffers;
     private final DeckSciThresholds sciThresholds;
+    private final SocketRules rules;
 
     AldeiaConfiguration(String source, String socketType, int mtu, Integer deckId, Integer deckNodes,
             Path deckFile, String deckTransport, int infinibandPort, int infinibandQos,
-            int sendRegionSize, int receiveBuffers, DeckSciThresholds sciThresholds) {
+            int sendRegionSize, int receiveBuffers, DeckSciThresholds sciThresholds, SocketRules rules) {
         this.source = source;
         this.socketType = socketType;
         this.mtu = mtu;
@@ -74,6 +78,7 @@ public final class AldeiaConfiguration {
         this.sendRegionSize = sendRegionSize;
         this.receiveBuffers = receiveBuffers;
         this.sciThresholds = sciThresholds;
+        this.rules = rules;
     }
 
     /**
@@ -111,12 +116,13 @@ public final class AldeiaConfiguration {
 
     /**
      * The settings without a file: the socket type is chosen automatically, mtu 1024,
-     * InfiniBand port 1 and service level 0 (the thesis's defaults), dynamic DECK over tcp.
+     * InfiniBand port 1 and service level 0 (the thesis's defaults), dynamic DECK over tcp,
+     * {@link SocketRules#defaults()}.
      */
     public static AldeiaConfiguration defaults() {
         return new AldeiaConfiguration(DEFAULTS_SOURCE, null, DEFAULT_MTU, null, null, Path.of(DEFAULT_DECK_FILE),
                 DEFAULT_DECK_TRANSPORT, DEFAULT_INFINIBAND_PORT, DEFAULT_INFINIBAND_QOS,
-                DEFAULT_SEND_REGION_SIZE, DEFAULT_RECEIVE_BUFFERS, DeckSciThresholds.DEFAULTS);
+                DEFAULT_SEND_REGION_SIZE, DEFAULT_RECEIVE_BUFFERS, DeckSciThresholds.DEFAULTS, SocketRules.defaults());
     }
 
     /** Whether the settings came from a file rather than {@link #defaults()}. */
@@ -161,6 +167,12 @@ public final class AldeiaConfiguration {
     /** The sizes of DECK's sci protocols (deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size). */
     public DeckSciThresholds sciThresholds() { return sciThresholds; }
 
+    /**
+     * Which sockets use Aldeia where it is installed JVM-wide: the file's {@code bind} and
+     * {@code connect} rules, or {@link SocketRules#defaults()} when it has none.
+     */
+    public SocketRules rules() { return rules; }
+
     @Override
     public String toString() {
         return "AldeiaConfiguration[source=" + source
@@ -176,6 +188,7 @@ public final class AldeiaConfiguration {
                 + ", receive_buffers=" + receiveBuffers
                 + ", deck_msg_buf_limit=" + sciThresholds.msgBufLimit()
                 + ", deck_medbuf_size=" + sciThresholds.medbufSize()
-                + ", deck_mseg_size=" + sciThresholds.msegSize() + "]";
+                + ", deck_mseg_size=" + sciThresholds.msegSize()
+                + ", rules=" + rules + "]";
     }
 }

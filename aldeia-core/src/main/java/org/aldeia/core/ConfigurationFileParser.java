@@ -6,14 +6,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * Reads one Aldeia configuration file (thesis Fig. 4.3): {@code key = value} lines, {@code #}
- * starts a comment anywhere on a line, blank lines are ignored. Every error names the file,
+ * Reads one Aldeia configuration file (thesis Fig. 4.3): {@code key = value} lines and
+ * {@code bind}/{@code connect} rule lines ({@link SocketRuleParser}), {@code #} starts a comment
+ * anywhere on a line, blank lines are ignored. Every error names the file,
  * the line and the key, because a cluster user edits one file per JVM and must find the bad
  * line without reading Aldeia's source.
  */
@@ -37,13 +39,17 @@ final class ConfigurationFileParser {
 
     private final String file;
     private final Map<String, Entry> entries = new LinkedHashMap<>();
+    private final SocketRuleParser ruleParser;
+    /** In file order: the first matching rule decides. */
+    private final List<SocketRule> rules = new ArrayList<>();
 
-    private ConfigurationFileParser(String file) {
-        this.file = file;
+    private ConfigurationFileParser(Path path) {
+        this.file = path.toString();
+        this.ruleParser = new SocketRuleParser(path);
     }
 
     static AldeiaConfiguration parse(Path path) throws AldeiaConfigurationException {
-        ConfigurationFileParser parser = new ConfigurationFileParser(path.toString());
+        ConfigurationFileParser parser = new ConfigurationFileParser(path);
         parser.readEntries(readLines(path));
         return parser.build(path.toAbsolutePath().getParent());
     }
@@ -66,9 +72,14 @@ final class ConfigurationFileParser {
             if (text.isEmpty()) {
                 continue;
             }
+            if (SocketRuleParser.isRule(text)) {
+                rules.add(ruleParser.parse(lineNumber, text));
+                continue;
+            }
             int equals = text.indexOf('=');
             if (equals <= 0) {
-                throw error(lineNumber, null, "expected 'key = value' but found '" + text + "'");
+                throw error(lineNumber, null, "expected 'key = value' but found '" + text
+                        + "' (rule lines are 'bind <address> <ports>' and 'connect <address> <ports>')");
             }
             String key = text.substring(0, equals).strip();
             String value = text.substring(equals + 1).strip();
@@ -104,7 +115,7 @@ final class ConfigurationFileParser {
         int sendRegion = sendRegionSize(mtu);
         int receiveBuffers = number("receive_buffers", AldeiaConfiguration.DEFAULT_RECEIVE_BUFFERS, 2, 4096);
         return new AldeiaConfiguration(file, socketType, mtu, deckId, deckNodes, deckFile, deckTransport,
-                port, qos, sendRegion, receiveBuffers, sciThresholds());
+                port, qos, sendRegion, receiveBuffers, sciThresholds(), SocketRules.of(rules));
     }
 
     private String socketType() throws AldeiaConfigurationException {

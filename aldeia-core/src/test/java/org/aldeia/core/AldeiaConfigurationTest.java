@@ -2,10 +2,13 @@ package org.aldeia.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -91,6 +94,8 @@ class AldeiaConfigurationTest {
         assertEquals(dir.resolve("nodes").toAbsolutePath(), c.deckFile());
         assertEquals("defaults", d.source());
         assertFalse(d.fromFile());
+        assertSame(SocketRules.defaults(), c.rules());
+        assertSame(SocketRules.defaults(), d.rules());
     }
 
     @Test
@@ -111,6 +116,61 @@ class AldeiaConfigurationTest {
             assertTrue(text.contains(expected), text);
         }
         assertTrue(AldeiaConfiguration.defaults().toString().contains("socket_type=(automatic)"));
+    }
+
+    private static InetSocketAddress at(String literal, int port) throws IOException {
+        return new InetSocketAddress(InetAddress.getByName(literal), port);
+    }
+
+    @Test
+    void rulesAreReadAmongKeysInFileOrder() throws IOException {
+        AldeiaConfiguration c = parse("mtu = 2048", "# cluster network only", "connect 10.0.0.0/8 1024-*  # workers",
+                "bind 10.0.0.0/8 *", "", "connect localhost 5000", "socket_type = SOCKET_DECK");
+        assertEquals(2048, c.mtu());
+        assertEquals(Optional.of("SOCKET_DECK"), c.socketType());
+        SocketRules rules = c.rules();
+        assertEquals("connect 10.0.0.0/8 1024-* (aldeia.conf:3)", rules.matchConnect(at("10.4.0.1", 5000)).orElseThrow()
+                .toString());
+        assertEquals("connect localhost 5000 (aldeia.conf:6)", rules.matchConnect(at("127.0.0.1", 5000)).orElseThrow()
+                .toString());
+        assertEquals(Optional.empty(), rules.matchConnect(at("127.0.0.1", 5001)));
+        assertEquals("bind 10.0.0.0/8 * (aldeia.conf:4)", rules.matchBind(at("10.9.9.9", 0)).orElseThrow().toString());
+        assertEquals(Optional.empty(), rules.matchBind(at("127.0.0.1", 80)), "the file's rules replace bind * *");
+        assertTrue(c.toString().contains("rules=bind 10.0.0.0/8 * (aldeia.conf:4); connect 10.0.0.0/8 1024-* "
+                + "(aldeia.conf:3); connect localhost 5000 (aldeia.conf:6)]"), c.toString());
+    }
+
+    @Test
+    void aFileWithOnlyConnectRulesGetsTheDefaultBindRule() throws IOException {
+        SocketRules rules = parse("connect * 5432").rules();
+        assertEquals("bind * * (default: no bind rule in aldeia.conf)",
+                rules.matchBind(at("127.0.0.1", 5432)).map(SocketRule::toString).orElse("none"));
+        assertEquals(Optional.empty(), parse("bind 10.0.0.1 *").rules().matchBind(at("127.0.0.1", 5432)),
+                "once the file has a bind rule, only its bind rules apply");
+        assertTrue(rules.matchConnect(at("127.0.0.1", 5432)).isPresent());
+    }
+
+    @Test
+    void defaultRulesAreShownInToString() {
+        assertTrue(AldeiaConfiguration.defaults().toString()
+                .contains("rules=bind * * (default: no bind rule in aldeia.conf); no connect rule"));
+    }
+
+    @Test
+    void ruleErrorsNameFileLineAndRule() throws IOException {
+        assertNames(parseError("mtu = 1024", "bind * *", "connect 10.0.0.1 9-3"), 3, null,
+                "connect rule: port range 9-3 is empty (first port must not exceed the last)");
+        assertNames(parseError("bind 10.0.0.1   # no ports"), 1, null,
+                "bind rule: expected 'bind <address> <ports>' but found 'bind 10.0.0.1'");
+        assertNames(parseError("", "connect 192.168.0.0/33 *"), 2, null,
+                "connect rule: prefix /33 is out of range 0..32 for an IPv4 address");
+        assertNames(parseError("connect localhost/8 *"), 1, null,
+                "connect rule: host name 'localhost' cannot take a prefix");
+    }
+
+    @Test
+    void aRuleErrorComesBeforeTheKeysAreChecked() throws IOException {
+        assertNames(parseError("mtu = abc", "bind * 0"), 2, null, "bind rule: port 0 is out of range 1..65535");
     }
 
     @Test
@@ -145,7 +205,8 @@ class AldeiaConfigurationTest {
     @Test
     void lineWithoutEqualsIsNamed() throws IOException {
         assertNames(parseError("mtu = 1024", "socket_type SOCKET_DECK"), 2, null,
-                "expected 'key = value' but found 'socket_type SOCKET_DECK'");
+                "expected 'key = value' but found 'socket_type SOCKET_DECK' "
+                        + "(rule lines are 'bind <address> <ports>' and 'connect <address> <ports>')");
         assertNames(parseError("= 5"), 1, null, "expected 'key = value'");
     }
 

@@ -20,7 +20,7 @@ final class TestEnvironments {
 
     static AldeiaConfiguration configuration(String socketType) {
         return new AldeiaConfiguration("test", socketType, MTU, null, null, Path.of("nodes"), "tcp", 1, 0,
-                SEND_REGION, 16, DeckSciThresholds.DEFAULTS);
+                SEND_REGION, 16, DeckSciThresholds.DEFAULTS, SocketRules.defaults());
     }
 
     static AldeiaEnvironment inMemory() {
