@@ -144,24 +144,9 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             channel = listener;
         }
-        SocketChannel accepted;
-        try {
-            // The adaptor's accept honours a timeout and is woken by close of the channel.
-            ServerSocket adaptor = channel.socket();
-            adaptor.setSoTimeout(soTimeout);
-            accepted = adaptor.accept().getChannel();
-        } catch (SocketTimeoutException e) {
-            throw e;
-        } catch (IOException e) {
-            if (closed) {
-                SocketException closedWhileWaiting = new SocketException("Socket is closed");
-                closedWhileWaiting.initCause(e);
-                throw closedWhileWaiting;
-            }
-            throw e;
-        }
+        SocketChannel accepted = BlockingAccept.accept(channel, soTimeout, () -> closed);
         AldeiaSocket socket = new AldeiaSocket(environment);
-        socket.acceptFrom(accepted, bootstrapTimeoutMillis);
+        socket.acceptFrom(accepted, new byte[0], bootstrapTimeoutMillis);
         return socket;
     }
 

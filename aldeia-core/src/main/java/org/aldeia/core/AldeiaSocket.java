@@ -9,11 +9,13 @@ import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketException;
 import java.net.SocketOption;
+import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.net.UnknownHostException;
 import java.nio.channels.SocketChannel;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Transport;
 
@@ -57,9 +59,22 @@ public class AldeiaSocket extends Socket {
     }
 
     AldeiaSocket(AldeiaEnvironment environment) {
-        super(); // the superclass's impl is created but never used, so it never opens an OS socket
+        // The superclass's impl is created but never used, so it never opens an OS socket (when
+        // Aldeia is installed it is an InstalledSocketImpl, which opens nothing until created).
+        super();
         this.environment = environment;
         this.id = environment.nextSocketId();
+    }
+
+    /**
+     * A socket that will run its bootstrap over {@code unconnected}, a channel the caller
+     * opened (and maybe bound) before it knew the connection would be Aldeia's: an
+     * {@link InstalledSocketImpl} whose connect matched a rule.
+     */
+    AldeiaSocket(AldeiaEnvironment environment, SocketChannel unconnected) throws IOException {
+        this(environment);
+        bootstrap = unconnected;
+        localAddress = (InetSocketAddress) unconnected.getLocalAddress();
     }
 
     /** Connects at once to {@code host} ({@code null}: the loopback address) and {@code port}. */
@@ -182,9 +197,11 @@ public class AldeiaSocket extends Socket {
         }
         try {
             Transport transport = environment.transport();
+            long start = System.nanoTime();
             channel.socket().connect(remote, timeout);
             InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
-            attach(Bootstrap.establish(channel, transport, id, bootstrapTimeoutMillis), local, remote);
+            attach(Bootstrap.establish(channel, new byte[0], transport, id, bootstrapWait(timeout, start)), local,
+                    remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
                 throw abortedByClose(e);
@@ -196,8 +213,28 @@ public class AldeiaSocket extends Socket {
         }
     }
 
-    /** The server side of the bootstrap, on a connection {@link AldeiaServerSocket} accepted. */
-    void acceptFrom(SocketChannel accepted, int timeoutMillis) throws IOException {
+    /**
+     * A connect timeout bounds the whole connect, as java.net's does: a server whose TCP backlog
+     * took the connection but that never accepts it must not hold connect for the bootstrap's
+     * own, longer bound.
+     */
+    private int bootstrapWait(int connectTimeout, long start) throws SocketTimeoutException {
+        if (connectTimeout == 0) {
+            return bootstrapTimeoutMillis;
+        }
+        long left = connectTimeout - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        if (left <= 0) {
+            throw new SocketTimeoutException("Connect timed out");
+        }
+        return (int) Math.min(left, bootstrapTimeoutMillis);
+    }
+
+    /**
+     * The server side of the bootstrap, on a connection a server socket accepted.
+     *
+     * @param alreadyRead the client's first bytes, read to tell it from a plain TCP client
+     */
+    void acceptFrom(SocketChannel accepted, byte[] alreadyRead, int timeoutMillis) throws IOException {
         synchronized (stateLock) {
             bootstrap = accepted;
             connecting = true;
@@ -205,7 +242,8 @@ public class AldeiaSocket extends Socket {
         try {
             InetSocketAddress local = (InetSocketAddress) accepted.getLocalAddress();
             InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
-            attach(Bootstrap.establish(accepted, environment.transport(), id, timeoutMillis), local, remote);
+            attach(Bootstrap.establish(accepted, alreadyRead, environment.transport(), id, timeoutMillis), local,
+                    remote);
         } catch (IOException | RuntimeException e) {
             closeAfterFailedConnect(e);
             throw e;

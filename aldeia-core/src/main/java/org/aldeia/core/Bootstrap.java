@@ -2,11 +2,13 @@ package org.aldeia.core;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.SequenceInputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -21,8 +23,9 @@ import org.aldeia.core.spi.Transport;
  * {@link SocketChannel} rather than a {@link java.net.Socket} so that it never goes through
  * Aldeia itself when an Aldeia SocketImplFactory is installed.
  *
- * <p>Wire format, each side sends: {@code int magic, int version, int length, length bytes of
- * Endpoint.localInfo()}, and after connecting its endpoint one {@link #CONNECTED} byte. The
+ * <p>Wire format, each side sends: {@code int magic, int version} at once, then {@code int
+ * length, length bytes of Endpoint.localInfo()}, and after connecting its endpoint one
+ * {@link #CONNECTED} byte. The
  * final byte keeps either side from using the channel before the other one is connected.
  * Every read is bounded by a timeout, so a broken or foreign peer cannot hang a connect or an
  * accept forever.
@@ -43,26 +46,33 @@ final class Bootstrap {
      * Creates the socket's endpoint, exchanges connection information with the peer, connects
      * and confirms. The bootstrap connection is left open; the caller closes it.
      *
+     * @param alreadyRead the first bytes the peer sent, already read from {@code bootstrap} by
+     *     a server that had to tell an Aldeia client from a plain TCP one (see
+     *     {@link BootstrapDetector}); empty otherwise
      * @param timeoutMillis bound on each wait for the peer
      * @return the connected channel
      * @throws IOException naming the peer and the step that failed; the endpoint is released
      */
-    static Channel establish(SocketChannel bootstrap, Transport transport, int socketId, int timeoutMillis)
-            throws IOException {
+    static Channel establish(SocketChannel bootstrap, byte[] alreadyRead, Transport transport, int socketId,
+            int timeoutMillis) throws IOException {
         Socket socket = bootstrap.socket();
         InetSocketAddress peer = (InetSocketAddress) bootstrap.getRemoteAddress();
         String peerName = "peer at " + peer.getAddress().getHostAddress() + ":" + peer.getPort();
         socket.setSoTimeout(timeoutMillis);
         socket.setTcpNoDelay(true);
         DataOutputStream out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-        DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        DataInputStream in = new DataInputStream(new SequenceInputStream(new ByteArrayInputStream(alreadyRead),
+                new BufferedInputStream(socket.getInputStream())));
 
+        // The magic goes out before the endpoint is created (which can take milliseconds): a
+        // server that accepts plain TCP clients too waits for it to tell the two apart.
+        out.writeInt(MAGIC);
+        out.writeInt(VERSION);
+        out.flush();
         Endpoint endpoint = transport.createEndpoint(socketId);
         Channel channel;
         try {
             byte[] localInfo = endpoint.localInfo();
-            out.writeInt(MAGIC);
-            out.writeInt(VERSION);
             out.writeInt(localInfo.length);
             out.write(localInfo);
             out.flush();

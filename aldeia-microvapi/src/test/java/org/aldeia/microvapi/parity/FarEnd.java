@@ -49,6 +49,7 @@ public final class FarEnd {
 
     public static void main(String[] args) throws IOException {
         SocketKind kind = SocketKind.valueOf(args[0]);
+        kind.prepareJvm();
         try (ServerSocket control = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             System.out.println("CONTROL " + control.getLocalPort());
             System.out.flush();

@@ -1,9 +1,11 @@
 package org.aldeia.microvapi.parity;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import org.aldeia.core.Aldeia;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
 
@@ -56,7 +58,59 @@ enum SocketKind {
         ServerSocket boundServerSocket(int port, int backlog, InetAddress address) throws IOException {
             return new AldeiaServerSocket(port, backlog, address);
         }
+    },
+
+    /**
+     * java.net's own classes in a JVM where {@link Aldeia#install()} ran, the zero-code way: the
+     * rules of the run's configuration decide whether each connection is Aldeia's or plain TCP.
+     * Once installed, every socket of the JVM is, so a run checks no other kind beside it.
+     */
+    INSTALLED {
+        @Override
+        Socket newSocket() {
+            install();
+            return new Socket();
+        }
+
+        @Override
+        Socket connectedSocket(InetAddress address, int port) throws IOException {
+            install();
+            return new Socket(address, port);
+        }
+
+        @Override
+        ServerSocket newServerSocket() throws IOException {
+            install();
+            return new ServerSocket();
+        }
+
+        @Override
+        ServerSocket boundServerSocket(int port, int backlog, InetAddress address) throws IOException {
+            install();
+            return new ServerSocket(port, backlog, address);
+        }
+
+        @Override
+        void prepareJvm() throws IOException {
+            Aldeia.install();
+        }
+
+        private void install() {
+            try {
+                prepareJvm();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     };
+
+    /**
+     * Readies a JVM that makes sockets of this kind before it makes any, control sockets
+     * included (a client under a connect rule can only talk to an installed server).
+     */
+    void prepareJvm() throws IOException {
+        // JDK and Aldeia sockets need nothing JVM-wide
+    }
 
     /** An unbound, unconnected socket. */
     abstract Socket newSocket();

@@ -1,0 +1,263 @@
+package org.aldeia.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketAddress;
+import java.net.SocketException;
+import java.net.SocketImpl;
+import java.net.SocketOption;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The implementation behind every {@code java.net.ServerSocket} of a JVM where
+ * {@link Aldeia#install()} ran. It listens with a plain TCP channel. When a bind rule matches
+ * its address, every connection it accepts is looked at first ({@link BootstrapDetector}): an
+ * Aldeia client gets the server side of the bootstrap and an {@link AldeiaSocket}, any other
+ * client a plain socket that still delivers the bytes looked at; without a matching rule every
+ * connection is plain. So a server keeps accepting the clients of a mixed cluster.
+ *
+ * <p>A client whose Aldeia bootstrap fails (it died, it is not what it claimed) does not make
+ * accept fail, as a client's trouble never makes java.net's accept fail: it is logged and the
+ * next connection is waited for, within SO_TIMEOUT.
+ */
+final class InstalledServerSocketImpl extends SocketImpl {
+
+    private static final Logger LOG = LoggerFactory.getLogger(InstalledServerSocketImpl.class);
+    private static final int DEFAULT_BACKLOG = 50;
+
+    private final Supplier<AldeiaEnvironment> environment;
+    private final SocketRules rules;
+    private final int detectMillis;
+
+    private ServerSocketChannel listener;
+    private InetSocketAddress requested;
+    /** The bind rule this server socket is under, or null: every client is plain TCP. */
+    private volatile SocketRule rule;
+    private volatile int soTimeout;
+    private volatile boolean closed;
+
+    InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules) {
+        this(environment, rules, BootstrapDetector.WAIT_MILLIS);
+    }
+
+    /** @param detectMillis how long a silent client is waited for before it counts as plain TCP */
+    InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules, int detectMillis) {
+        // Opens nothing: java.net.ServerSocket creates an impl for every server socket, AldeiaServerSocket's too.
+        this.environment = environment;
+        this.rules = rules;
+        this.detectMillis = detectMillis;
+    }
+
+    @Override
+    protected void create(boolean stream) throws IOException {
+        listener = ServerSocketChannel.open();
+    }
+
+    /** java.net.ServerSocket calls bind, then listen: the channel binds and listens in one step. */
+    @Override
+    protected void bind(InetAddress host, int port) throws IOException {
+        requested = new InetSocketAddress(host, port);
+    }
+
+    @Override
+    protected void listen(int backlog) throws IOException {
+        listener().bind(requested, backlog < 1 ? DEFAULT_BACKLOG : backlog);
+        rule = rules.matchBind(requested).orElse(null);
+        if (rule != null) {
+            LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", getLocalPort(),
+                    rule);
+        }
+    }
+
+    @Override
+    protected void accept(SocketImpl s) throws IOException {
+        if (!(s instanceof InstalledSocketImpl target)) {
+            throw new SocketException("cannot accept into " + s.getClass().getName()
+                    + ": Aldeia's socket implementation factory is not the one installed");
+        }
+        int timeout = soTimeout;
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout);
+        while (true) {
+            SocketChannel accepted = BlockingAccept.accept(listener(), timeout == 0 ? 0 : left(deadline),
+                    () -> closed);
+            if (rule == null) {
+                target.accepted(accepted.socket(), new byte[0]);
+                return;
+            }
+            if (acceptedAs(accepted, target)) {
+                return;
+            }
+        }
+    }
+
+    /** Milliseconds to the deadline, at least 1 (0 would mean no timeout); none left is a timeout. */
+    private static int left(long deadline) throws SocketTimeoutException {
+        long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (millis <= 0) {
+            throw new SocketTimeoutException("Accept timed out");
+        }
+        return (int) Math.min(millis, Integer.MAX_VALUE);
+    }
+
+    /** Tells the client's kind and connects it; false if its connection failed on the way. */
+    private boolean acceptedAs(SocketChannel accepted, InstalledSocketImpl target) throws IOException {
+        String client = describe(accepted);
+        try {
+            BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
+            if (!verdict.aldeia()) {
+                LOG.debug("Aldeia accept on port {} from {}: plain TCP client", getLocalPort(), client);
+                target.accepted(accepted.socket(), verdict.firstBytes());
+                return true;
+            }
+            AldeiaSocket socket = new AldeiaSocket(environment.get());
+            socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
+            LOG.debug("Aldeia accept on port {} from {}: Aldeia client", getLocalPort(), client);
+            target.accepted(socket, new byte[0]);
+            return true;
+        } catch (IOException e) {
+            accepted.close();
+            if (closed) {
+                throw (SocketException) new SocketException("Socket is closed").initCause(e);
+            }
+            LOG.warn("Aldeia accept on port {} from {}: the connection failed before it could be accepted ({});"
+                    + " waiting for the next client", getLocalPort(), client, e.getMessage());
+            return false;
+        }
+    }
+
+    private static String describe(SocketChannel accepted) {
+        try {
+            InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
+            return remote.getAddress().getHostAddress() + ":" + remote.getPort();
+        } catch (IOException e) {
+            return "a client whose address is unknown (" + e.getMessage() + ")";
+        }
+    }
+
+    @Override
+    protected void close() throws IOException {
+        closed = true;
+        if (listener != null) {
+            listener.close();
+        }
+    }
+
+    private ServerSocketChannel listener() throws SocketException {
+        if (listener == null) {
+            throw new SocketException("Socket is not created");
+        }
+        return listener;
+    }
+
+    @Override
+    protected InetAddress getInetAddress() {
+        InetSocketAddress local = localAddress();
+        return local == null ? null : local.getAddress();
+    }
+
+    @Override
+    protected int getLocalPort() {
+        InetSocketAddress local = localAddress();
+        return local == null ? -1 : local.getPort();
+    }
+
+    private InetSocketAddress localAddress() {
+        try {
+            return listener == null ? null : (InetSocketAddress) listener.getLocalAddress();
+        } catch (IOException closedOrFailed) {
+            return null;
+        }
+    }
+
+    // ---- options: SO_TIMEOUT bounds accept; the others are the listener's ----
+
+    @Override
+    public void setOption(int optID, Object value) throws SocketException {
+        ServerSocket adaptor = listener().socket();
+        switch (optID) {
+            case SO_TIMEOUT -> soTimeout = (Integer) value;
+            case SO_REUSEADDR -> adaptor.setReuseAddress((Boolean) value);
+            case SO_RCVBUF -> adaptor.setReceiveBufferSize((Integer) value);
+            default -> throw new SocketException("server socket option " + optID + " is not supported");
+        }
+    }
+
+    @Override
+    public Object getOption(int optID) throws SocketException {
+        ServerSocket adaptor = listener().socket();
+        return switch (optID) {
+            case SO_TIMEOUT -> soTimeout;
+            case SO_REUSEADDR -> adaptor.getReuseAddress();
+            case SO_RCVBUF -> adaptor.getReceiveBufferSize();
+            case SO_BINDADDR -> getInetAddress();
+            default -> throw new SocketException("server socket option " + optID + " is not supported");
+        };
+    }
+
+    @Override
+    protected <T> void setOption(SocketOption<T> name, T value) throws IOException {
+        listener().setOption(name, value);
+    }
+
+    @Override
+    protected <T> T getOption(SocketOption<T> name) throws IOException {
+        return listener().getOption(name);
+    }
+
+    @Override
+    protected Set<SocketOption<?>> supportedOptions() {
+        return listener == null ? Set.of() : listener.supportedOptions();
+    }
+
+    // ---- a server socket has no connection of its own ----
+
+    @Override
+    protected void connect(String host, int port) throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected void connect(InetAddress address, int port) throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected void connect(SocketAddress address, int timeout) throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected InputStream getInputStream() throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected OutputStream getOutputStream() throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected int available() throws IOException {
+        throw notAConnection();
+    }
+
+    @Override
+    protected void sendUrgentData(int data) throws IOException {
+        throw notAConnection();
+    }
+
+    private static SocketException notAConnection() {
+        return new SocketException("a server socket has no connection of its own");
+    }
+}

@@ -1,0 +1,125 @@
+package org.aldeia.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.channels.ClosedChannelException;
+import java.util.Objects;
+
+/**
+ * The streams of a plain TCP connection that an installed socket carries on an NIO channel's
+ * socket. They throw what java.net's own sockets throw: the channel reports a closed or shut
+ * down socket with ClosedChannelException (or AsynchronousCloseException, a close from another
+ * thread), java.net with SocketException. The input stream first delivers the bytes a server
+ * read to tell a plain client from an Aldeia one ({@link BootstrapDetector}).
+ */
+final class PlainSocketStreams {
+
+    private PlainSocketStreams() {}
+
+    static InputStream input(Socket socket, byte[] firstBytes) throws IOException {
+        return new Input(socket, socket.getInputStream(), firstBytes);
+    }
+
+    static OutputStream output(Socket socket) throws IOException {
+        return new Output(socket, socket.getOutputStream());
+    }
+
+    private static SocketException translated(Socket socket, ClosedChannelException e, boolean writing) {
+        String message = socket.isClosed() ? "Socket closed"
+                : writing && socket.isOutputShutdown() ? "Socket output is shutdown"
+                : !writing && socket.isInputShutdown() ? "Socket input is shutdown"
+                : "Socket closed";
+        return (SocketException) new SocketException(message).initCause(e);
+    }
+
+    private static final class Input extends InputStream {
+        private final Socket socket;
+        private final InputStream in;
+        private final byte[] firstBytes;
+        private int delivered;
+
+        Input(Socket socket, InputStream in, byte[] firstBytes) {
+            this.socket = socket;
+            this.in = in;
+            this.firstBytes = firstBytes;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xFF;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            Objects.checkFromIndexSize(off, len, b.length);
+            if (len == 0) {
+                return 0;
+            }
+            synchronized (firstBytes) {
+                if (delivered < firstBytes.length) {
+                    int n = Math.min(len, firstBytes.length - delivered);
+                    System.arraycopy(firstBytes, delivered, b, off, n);
+                    delivered += n;
+                    return n;
+                }
+            }
+            try {
+                return in.read(b, off, len);
+            } catch (ClosedChannelException e) {
+                throw translated(socket, e, false);
+            }
+        }
+
+        @Override
+        public int available() throws IOException {
+            int waiting;
+            synchronized (firstBytes) {
+                waiting = firstBytes.length - delivered;
+            }
+            try {
+                return waiting + in.available();
+            } catch (ClosedChannelException e) {
+                throw translated(socket, e, false);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+
+    private static final class Output extends OutputStream {
+        private final Socket socket;
+        private final OutputStream out;
+
+        Output(Socket socket, OutputStream out) {
+            this.socket = socket;
+            this.out = out;
+        }
+
+        @Override
+        public void write(int b) throws IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+            try {
+                out.write(b, off, len);
+            } catch (ClosedChannelException e) {
+                throw translated(socket, e, true);
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            out.close();
+        }
+    }
+}

@@ -1,0 +1,286 @@
+package org.aldeia.core;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.SocketImpl;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The socket implementations {@link Aldeia#install()} registers, driven through java.net's own
+ * Socket and ServerSocket (made with these impls directly, since the JVM-wide factories can be
+ * set only once per JVM; the contract suite of aldeia-microvapi runs them installed) over the
+ * in-memory transport: rules decide which connections are Aldeia's, a server under a bind rule
+ * tells Aldeia clients from plain TCP ones without losing a byte of either.
+ */
+@Timeout(60)
+class InstalledSocketsTest {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    /** Short, so that the silent-client case is quick; real servers wait BootstrapDetector.WAIT_MILLIS. */
+    private static final int DETECT_MILLIS = 300;
+
+    @TempDir
+    Path directory;
+
+    private AldeiaEnvironment environment;
+
+    @BeforeEach
+    void start() {
+        environment = TestEnvironments.inMemory();
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        environment.close();
+    }
+
+    /** java.net.Socket over a given impl, as {@code new Socket()} is once Aldeia is installed. */
+    private static final class ImplSocket extends Socket {
+        ImplSocket(SocketImpl impl) throws SocketException {
+            super(impl);
+        }
+    }
+
+    /** java.net.ServerSocket over a given impl, accepting into a new client impl. */
+    private final class ImplServerSocket extends ServerSocket {
+        private final SocketRules rules;
+        private InstalledSocketImpl lastAccepted;
+
+        ImplServerSocket(SocketRules rules) throws IOException {
+            super(new InstalledServerSocketImpl(() -> environment, rules, DETECT_MILLIS));
+            this.rules = rules;
+            bind(new InetSocketAddress(LOOPBACK, 0));
+        }
+
+        @Override
+        public Socket accept() throws IOException {
+            InstalledSocketImpl impl = new InstalledSocketImpl(() -> environment, rules);
+            Socket socket = new ImplSocket(impl);
+            implAccept(socket);
+            lastAccepted = impl;
+            return socket;
+        }
+    }
+
+    private SocketRules rules(String... lines) throws IOException {
+        Path file = directory.resolve("aldeia.conf");
+        Files.write(file, java.util.List.of(lines));
+        return AldeiaConfiguration.parse(file).rules();
+    }
+
+    private InstalledSocketImpl clientImpl(SocketRules rules) {
+        return new InstalledSocketImpl(() -> environment, rules);
+    }
+
+    private static CompletableFuture<Socket> acceptAsync(ServerSocket server) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return server.accept();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    @Test
+    void aClientUnderAConnectRuleReachesAServerUnderABindRuleThroughAldeia() throws Exception {
+        SocketRules rules = rules("bind * *", "connect 127.0.0.1 *");
+        try (ImplServerSocket server = new ImplServerSocket(rules)) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            InstalledSocketImpl impl = clientImpl(rules);
+            try (Socket client = new ImplSocket(impl)) {
+                client.setTcpNoDelay(true);
+                client.connect(server.getLocalSocketAddress(), 5000);
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertTrue(impl.isAldeia(), "the client went through Aldeia");
+                    assertTrue(server.lastAccepted.isAldeia(), "the server accepted an Aldeia socket");
+                    assertTrue(client.getTcpNoDelay(), "an option set before connect survives the switch");
+                    assertEquals(server.getLocalPort(), client.getPort());
+                    assertEquals(client.getLocalPort(), peer.getPort());
+                    exchange(client, peer);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aClientWithoutAConnectRuleStaysPlainTcp() throws Exception {
+        SocketRules rules = rules("bind * *", "connect 10.0.0.0/8 *");
+        try (ServerSocketChannel plainServer = ServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0))) {
+            InstalledSocketImpl impl = clientImpl(rules);
+            try (Socket client = new ImplSocket(impl)) {
+                client.connect(plainServer.getLocalAddress(), 5000);
+                try (SocketChannel peer = plainServer.accept()) {
+                    assertFalse(impl.isAldeia());
+                    exchange(client, peer.socket());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aServerUnderABindRuleServesAPlainClientEveryByteInOrder() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
+                byte[] request = "GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+                plain.write(ByteBuffer.wrap(request));
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertFalse(server.lastAccepted.isAldeia());
+                    byte[] received = new byte[request.length];
+                    new DataInputStream(peer.getInputStream()).readFully(received);
+                    assertArrayEquals(request, received);
+                    peer.getOutputStream().write(7);
+                    assertEquals(7, plain.socket().getInputStream().read());
+                }
+            }
+        }
+    }
+
+    /** A plain client whose first bytes begin like the Aldeia magic loses none of them. */
+    @Test
+    void aPlainClientThatStartsLikeTheMagicIsPlainOnceABytediffers() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
+                plain.write(ByteBuffer.wrap("AL".getBytes(StandardCharsets.US_ASCII)));
+                Thread.sleep(50); // the server has read "AL" and waits for more
+                plain.write(ByteBuffer.wrap("EXANDER".getBytes(StandardCharsets.US_ASCII)));
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertFalse(server.lastAccepted.isAldeia());
+                    byte[] received = new byte[9];
+                    new DataInputStream(peer.getInputStream()).readFully(received);
+                    assertEquals("ALEXANDER", new String(received, StandardCharsets.US_ASCII));
+                }
+            }
+        }
+    }
+
+    /** A protocol where the server speaks first: its client is silent and becomes plain after the wait. */
+    @Test
+    void aSilentClientIsPlainAfterTheWaitAndHearsTheServerFirst() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
+                long start = System.nanoTime();
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= DETECT_MILLIS - 50);
+                    assertFalse(server.lastAccepted.isAldeia());
+                    peer.getOutputStream().write("220 ready\r\n".getBytes(StandardCharsets.US_ASCII));
+                    byte[] banner = new byte[11];
+                    new DataInputStream(plain.socket().getInputStream()).readFully(banner);
+                    assertEquals("220 ready\r\n", new String(banner, StandardCharsets.US_ASCII));
+                    plain.write(ByteBuffer.wrap(new byte[] {42}));
+                    assertEquals(42, peer.getInputStream().read());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aClientThatClosesAtOnceIsAcceptedAsPlainAtItsEnd() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            SocketChannel.open(server.getLocalSocketAddress()).close();
+            try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                assertEquals(-1, peer.getInputStream().read());
+            }
+        }
+    }
+
+    /** A client that starts an Aldeia bootstrap and dies does not make accept fail: the next one is served. */
+    @Test
+    void aFailedAldeiaBootstrapIsSkippedAndTheNextClientAccepted() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            try (SocketChannel broken = SocketChannel.open(server.getLocalSocketAddress())) {
+                broken.write(ByteBuffer.allocate(8).putInt(Bootstrap.MAGIC).putInt(Bootstrap.VERSION).flip());
+            }
+            try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
+                plain.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    byte[] received = new byte[3];
+                    new DataInputStream(peer.getInputStream()).readFully(received);
+                    assertArrayEquals(new byte[] {1, 2, 3}, received);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aServerThatNoBindRuleMatchesDoesNotLookAtItsClients() throws Exception {
+        SocketRules elsewhere = rules("bind 10.0.0.1 *", "connect 127.0.0.1 *");
+        try (ImplServerSocket server = new ImplServerSocket(elsewhere)) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            try (SocketChannel silent = SocketChannel.open(server.getLocalSocketAddress())) {
+                long start = System.nanoTime();
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < DETECT_MILLIS,
+                            "accepted without waiting for the client's first bytes");
+                    assertFalse(server.lastAccepted.isAldeia());
+                }
+            }
+        }
+    }
+
+    @Test
+    void acceptHonoursSoTimeoutAndCloseWhileWaiting() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
+            server.setSoTimeout(100);
+            assertThrows(SocketTimeoutException.class, server::accept);
+            server.setSoTimeout(0);
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            Thread.sleep(100);
+            server.close();
+            Throwable failure = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> accepted.get(10, TimeUnit.SECONDS)).getCause().getCause();
+            assertTrue(failure instanceof SocketException, String.valueOf(failure));
+        }
+    }
+
+    /** Bytes both ways, more than one block of the in-memory transport. */
+    private static void exchange(Socket a, Socket b) throws IOException {
+        byte[] data = new byte[5000];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) (i * 31);
+        }
+        OutputStream out = a.getOutputStream();
+        out.write(data);
+        out.flush();
+        byte[] received = new byte[data.length];
+        new DataInputStream(b.getInputStream()).readFully(received);
+        assertArrayEquals(data, received);
+        b.getOutputStream().write(received, 0, 10);
+        b.getOutputStream().flush();
+        InputStream in = a.getInputStream();
+        byte[] back = new byte[10];
+        new DataInputStream(in).readFully(back);
+        assertArrayEquals(java.util.Arrays.copyOf(data, 10), back);
+    }
+}
