@@ -94,7 +94,7 @@ public final class Bench {
             // dynamic rows with settings share one aldeia.conf.
             DeckLauncher.Result run;
             if (transport.staticDeckTransport() == null) {
-                if (!transport.aldeiaSettings().isEmpty()) {
+                if (!transport.dynamicConfiguration().isEmpty()) {
                     launcher.jvmOptions("-D" + AldeiaConfiguration.PROPERTY + "=" + dynamicConfiguration(transport, dir));
                 }
                 run = launcher.launch();
@@ -117,9 +117,7 @@ public final class Bench {
 
     /** Writes the aldeia.conf both JVMs of a dynamic row read. */
     private static Path dynamicConfiguration(Transport transport, Path dir) throws IOException {
-        StringBuilder text = new StringBuilder();
-        transport.aldeiaSettings().forEach((key, value) -> text.append(key).append(" = ").append(value).append('\n'));
-        return Files.writeString(dir.resolve("aldeia.conf"), text);
+        return Files.write(dir.resolve("aldeia.conf"), transport.dynamicConfiguration());
     }
 
     /**

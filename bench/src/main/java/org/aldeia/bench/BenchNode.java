@@ -1,6 +1,7 @@
 package org.aldeia.bench;
 
 import java.nio.file.Path;
+import org.aldeia.core.Aldeia;
 import org.aldeia.deck.Deck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,6 +27,9 @@ public final class BenchNode {
             BenchArguments arguments = BenchArguments.parse(args);
             Transport transport = Transport.parse(arguments.required("transport"));
             Rendezvous rendezvous = new Rendezvous(Path.of(arguments.required("rendezvous")));
+            if (transport.isInstalled()) {
+                Aldeia.install(); // before any socket: the row's java.net sockets are then Aldeia's
+            }
             if ("0".equals(role)) {
                 try (MessageLink link = Links.server(transport, Path.of(arguments.required("scratch")), rendezvous)) {
                     log.info("{} server: echoed {} pings", transport.label(), BenchServer.serve(link));

@@ -87,7 +87,7 @@ final class Links {
     }
 
     private static SocketKind socketKind(Transport transport) {
-        if (transport == Transport.JDK_LOOPBACK) {
+        if (transport == Transport.JDK_LOOPBACK || transport.isInstalled()) {
             return SocketKind.JDK;
         }
         if (transport.isAldeia()) {

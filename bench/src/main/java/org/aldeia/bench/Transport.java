@@ -1,8 +1,10 @@
 package org.aldeia.bench;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.aldeia.core.Aldeia;
 
 /** The rows of the benchmark table, in the order they run; JDK loopback is the baseline. */
 enum Transport {
@@ -11,6 +13,12 @@ enum Transport {
     /** No configuration at all: DECK auto reaches the other JVM (this host) through sci. */
     ALDEIA_DYNAMIC_AUTO("Aldeia, DECK dynamic/auto (sci)", null, List.of()),
     ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of(), Map.of("deck_transport", "tcp")),
+    /**
+     * The zero-code way: java.net's own Socket and ServerSocket after Aldeia.install() (what the
+     * agent does), a connect rule for loopback, DECK auto (sci here).
+     */
+    ALDEIA_INSTALLED("JDK Socket, Aldeia installed (auto: sci)", null, List.of(), Map.of(),
+            List.of("connect 127.0.0.1 *")),
     ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
     ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
     /**
@@ -28,16 +36,23 @@ enum Transport {
     private final String staticDeckTransport;
     private final List<String> jvmOptions;
     private final Map<String, String> aldeiaSettings;
+    private final List<String> aldeiaRules;
 
     Transport(String label, String staticDeckTransport, List<String> jvmOptions) {
         this(label, staticDeckTransport, jvmOptions, Map.of());
     }
 
     Transport(String label, String staticDeckTransport, List<String> jvmOptions, Map<String, String> aldeiaSettings) {
+        this(label, staticDeckTransport, jvmOptions, aldeiaSettings, List.of());
+    }
+
+    Transport(String label, String staticDeckTransport, List<String> jvmOptions, Map<String, String> aldeiaSettings,
+            List<String> aldeiaRules) {
         this.label = label;
         this.staticDeckTransport = staticDeckTransport;
         this.jvmOptions = jvmOptions;
         this.aldeiaSettings = aldeiaSettings;
+        this.aldeiaRules = aldeiaRules;
     }
 
     /** The row's name in the table, the CSV and the chart. */
@@ -63,13 +78,26 @@ enum Transport {
         return aldeiaSettings;
     }
 
+    /** The lines of a dynamic row's aldeia.conf: its settings, then its rules (none: no file). */
+    List<String> dynamicConfiguration() {
+        List<String> lines = new ArrayList<>();
+        aldeiaSettings.forEach((key, value) -> lines.add(key + " = " + value));
+        lines.addAll(aldeiaRules);
+        return lines;
+    }
+
+    /** Whether the row's sockets are java.net's own, made after {@link Aldeia#install()}. */
+    boolean isInstalled() {
+        return this == ALDEIA_INSTALLED;
+    }
+
     /** What both JVMs of this transport need on their command line. */
     List<String> jvmOptions() {
         return jvmOptions;
     }
 
     boolean isAldeia() {
-        return this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP || staticDeckTransport != null;
+        return this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP || isInstalled() || staticDeckTransport != null;
     }
 
     static Transport parse(String optionName) {
