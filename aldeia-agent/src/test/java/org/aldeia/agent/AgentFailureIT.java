@@ -9,12 +9,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The agent jar on its own ({@code java -javaagent:... -version}, no application): it installs
@@ -22,24 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * line on stderr naming what is wrong, before the application (here, -version) runs.
  */
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
-class AgentFailureIT {
+class AgentFailureIT extends ChildJvmTest {
 
     private static final String JVM = "java-version";
-
-    @TempDir
-    Path work;
-    private ChildJvms jvms;
-
-    @BeforeEach
-    void logsInTheTempDirectory() {
-        jvms = new ChildJvms(work);
-    }
-
-    @AfterEach
-    void endChildren() throws Exception {
-        jvms.endAll();
-        jvms.assertNoSegmentsLeft();
-    }
 
     @Test
     void withNoConfigurationTheAgentInstallsAndTheJvmRuns() throws Exception {

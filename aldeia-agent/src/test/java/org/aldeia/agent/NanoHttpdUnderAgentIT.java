@@ -14,12 +14,9 @@ import java.util.List;
 import java.util.Random;
 import java.util.regex.Pattern;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
-import org.junit.jupiter.api.io.TempDir;
 
 import fi.iki.elonen.NanoHTTPD;
 import fi.iki.elonen.SimpleWebServer;
@@ -33,25 +30,10 @@ import fi.iki.elonen.SimpleWebServer;
  * test in its own thread, so a child that never answers fails the test instead of hanging CI.
  */
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
-class NanoHttpdUnderAgentIT {
+class NanoHttpdUnderAgentIT extends ChildJvmTest {
 
     private static final int FILE_BYTES = 1 << 20;
     private static final String SERVER = "nanohttpd";
-
-    @TempDir
-    Path work;
-    private ChildJvms jvms;
-
-    @BeforeEach
-    void logsInTheTempDirectory() {
-        jvms = new ChildJvms(work);
-    }
-
-    @AfterEach
-    void endChildren() throws Exception {
-        jvms.endAll();
-        jvms.assertNoSegmentsLeft();
-    }
 
     @Test
     void anUnmodifiedWebServerServesAnAldeiaClientOverAldeiaAndAPlainClientOverTcp() throws Exception {

@@ -12,12 +12,9 @@ import java.util.List;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * RMI with no socket factory at all ({@link RmiPlainServer}, {@link RmiPlainClient}: no Aldeia
@@ -26,25 +23,10 @@ import org.junit.jupiter.api.io.TempDir;
  * registry's and the exported object's server sockets accept them as Aldeia clients.
  */
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
-class RmiUnderAgentIT {
+class RmiUnderAgentIT extends ChildJvmTest {
 
     private static final int CALLS = 3;
     private static final int INTS = 4096;
-
-    @TempDir
-    Path work;
-    private ChildJvms jvms;
-
-    @BeforeEach
-    void logsInTheTempDirectory() {
-        jvms = new ChildJvms(work);
-    }
-
-    @AfterEach
-    void endChildren() throws Exception {
-        jvms.endAll();
-        jvms.assertNoSegmentsLeft();
-    }
 
     @Test
     void plainRmiCallsGoThroughAldeiaUnderTheAgent() throws Exception {
