@@ -11,6 +11,7 @@ import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -146,8 +147,20 @@ public class AldeiaServerSocket extends ServerSocket {
         }
         SocketChannel accepted = BlockingAccept.accept(channel, soTimeout, () -> closed);
         AldeiaSocket socket = new AldeiaSocket(environment);
+        inheritReceiveBufferSize(socket);
         socket.acceptFrom(accepted, new byte[0], bootstrapTimeoutMillis);
         return socket;
+    }
+
+    /**
+     * As java.net's accepted sockets inherit their listener's SO_RCVBUF, a value set here sizes
+     * the receive buffers of every connection accepted (see {@link AldeiaSocket#setReceiveBufferSize}).
+     */
+    private void inheritReceiveBufferSize(AldeiaSocket socket) throws SocketException {
+        Optional<Integer> size = options.explicit(StandardSocketOptions.SO_RCVBUF);
+        if (size.isPresent()) {
+            socket.setReceiveBufferSize(size.get());
+        }
     }
 
     /** Stops listening; a thread blocked in accept gets a SocketException. Idempotent. */
@@ -218,7 +231,8 @@ public class AldeiaServerSocket extends ServerSocket {
                 : "AldeiaServerSocket[addr=" + local.getAddress() + ",localport=" + local.getPort() + "]";
     }
 
-    // ---- options: SO_TIMEOUT bounds accept; SO_REUSEADDR and SO_RCVBUF apply to the listener ----
+    // ---- options: SO_TIMEOUT bounds accept; SO_REUSEADDR and SO_RCVBUF apply to the listener,
+    // and SO_RCVBUF to the accepted connections too ----
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
@@ -255,7 +269,10 @@ public class AldeiaServerSocket extends ServerSocket {
         return getStored(StandardSocketOptions.SO_RCVBUF);
     }
 
-    /** Options set after bind are stored only; like java.net, they matter before bind. */
+    /**
+     * Options set after bind no longer reach the listener; like java.net, they matter before
+     * bind. SO_RCVBUF still sizes the connections accepted after it was set.
+     */
     @Override
     public <T> ServerSocket setOption(SocketOption<T> name, T value) throws IOException {
         setStored(name, value);

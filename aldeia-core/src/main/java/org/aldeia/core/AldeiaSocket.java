@@ -27,7 +27,8 @@ import org.aldeia.core.spi.Transport;
  *
  * <p>Every method of {@link Socket} that would reach the superclass's SocketImpl is
  * overridden, so no OS socket is ever created behind an Aldeia socket. Socket options are
- * validated and stored (see {@link StoredSocketOptions}); SO_TIMEOUT is honoured by reads.
+ * validated and stored (see {@link StoredSocketOptions}); SO_TIMEOUT is honoured by reads;
+ * SO_SNDBUF and SO_RCVBUF size the connection (see {@link #setSendBufferSize}).
  */
 public class AldeiaSocket extends Socket {
 
@@ -46,6 +47,8 @@ public class AldeiaSocket extends Socket {
     private InetSocketAddress remoteAddress;
     private ChannelRelease release;
     private Channel channel;
+    /** The memory of the connection, once established; SO_SNDBUF and SO_RCVBUF report it. */
+    private volatile BufferSizes sizesInUse;
     private AldeiaInputStream input;
     private AldeiaOutputStream output;
     private volatile boolean connected;
@@ -200,8 +203,9 @@ public class AldeiaSocket extends Socket {
             long start = System.nanoTime();
             channel.socket().connect(remote, timeout);
             InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
-            attach(Bootstrap.establish(channel, new byte[0], transport, id, bootstrapWait(timeout, start)), local,
-                    remote);
+            BufferSizes sizes = chooseSizes();
+            attach(Bootstrap.establish(channel, new byte[0], transport, id, sizes.endpoint(),
+                    bootstrapWait(timeout, start)), sizes, local, remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
                 throw abortedByClose(e);
@@ -242,8 +246,10 @@ public class AldeiaSocket extends Socket {
         try {
             InetSocketAddress local = (InetSocketAddress) accepted.getLocalAddress();
             InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
-            attach(Bootstrap.establish(accepted, alreadyRead, environment.transport(), id, timeoutMillis), local,
-                    remote);
+            Transport transport = environment.transport();
+            BufferSizes sizes = chooseSizes();
+            attach(Bootstrap.establish(accepted, alreadyRead, transport, id, sizes.endpoint(), timeoutMillis), sizes,
+                    local, remote);
         } catch (IOException | RuntimeException e) {
             closeAfterFailedConnect(e);
             throw e;
@@ -252,14 +258,21 @@ public class AldeiaSocket extends Socket {
         }
     }
 
-    private void attach(Channel connectedChannel, InetSocketAddress local, InetSocketAddress remote)
-            throws IOException {
+    /** Called once the environment is started, so its configuration is known. */
+    private BufferSizes chooseSizes() throws IOException {
+        return BufferSizes.choose(environment.configuration(), options.explicit(StandardSocketOptions.SO_SNDBUF),
+                options.explicit(StandardSocketOptions.SO_RCVBUF));
+    }
+
+    private void attach(Channel connectedChannel, BufferSizes sizes, InetSocketAddress local,
+            InetSocketAddress remote) throws IOException {
         synchronized (stateLock) {
             if (closed) {
                 connectedChannel.close();
                 throw new SocketException("Socket closed");
             }
             channel = connectedChannel;
+            sizesInUse = sizes;
             release = ChannelRelease.register(this, connectedChannel, id);
             localAddress = local;
             remoteAddress = remote;
@@ -463,7 +476,7 @@ public class AldeiaSocket extends Socket {
                 + getLocalPort() + ",id=" + id + "]";
     }
 
-    // ---- socket options: validated and stored, see StoredSocketOptions ----
+    // ---- socket options: validated and stored, see StoredSocketOptions; buffer sizes, see BufferSizes ----
 
     @Override
     public void setSoTimeout(int timeout) throws SocketException {
@@ -521,6 +534,14 @@ public class AldeiaSocket extends Socket {
         return oobInline;
     }
 
+    /**
+     * Sizes the send ring of the connection: set before connect, the ring registered when the
+     * connection is established holds {@code size} bytes, at least one mtu and at most 1 GiB;
+     * unset, the configuration's send_region_size.
+     * Once connected, {@link #getSendBufferSize()} reports the ring's size; a later set is
+     * validated and accepted, but the connection keeps its ring, because a registered ring
+     * cannot be resized under the sends posted from it.
+     */
     @Override
     public void setSendBufferSize(int size) throws SocketException {
         setOption(StandardSocketOptions.SO_SNDBUF, size);
@@ -531,6 +552,15 @@ public class AldeiaSocket extends Socket {
         return getOption(StandardSocketOptions.SO_SNDBUF);
     }
 
+    /**
+     * Sizes the receive side of the connection: set before connect, {@code size} bytes become
+     * ceil(size / mtu) mtu-sized receive buffers, 2 to 4096, posted when the connection is
+     * established; unset, the configuration's receive_buffers. An accepted socket gets the
+     * value set on its {@link AldeiaServerSocket}, as java.net's accepted sockets do. Once
+     * connected, {@link #getReceiveBufferSize()} reports buffers times mtu; a later set is
+     * validated and accepted, but the connection keeps its buffers, like the send ring (see
+     * {@link #setSendBufferSize}).
+     */
     @Override
     public void setReceiveBufferSize(int size) throws SocketException {
         setOption(StandardSocketOptions.SO_RCVBUF, size);
@@ -578,9 +608,17 @@ public class AldeiaSocket extends Socket {
         return this;
     }
 
+    /** SO_SNDBUF and SO_RCVBUF: what was set until connected, then the sizes in use. */
     @Override
     public <T> T getOption(SocketOption<T> name) throws SocketException {
         checkNotClosed();
+        BufferSizes sizes = sizesInUse;
+        if (sizes != null && name == StandardSocketOptions.SO_SNDBUF) {
+            return name.type().cast(sizes.sendBufferSize());
+        }
+        if (sizes != null && name == StandardSocketOptions.SO_RCVBUF) {
+            return name.type().cast(sizes.receiveBufferSize());
+        }
         return options.get(name);
     }
 

@@ -15,6 +15,7 @@ import java.net.SocketTimeoutException;
 import java.nio.channels.SocketChannel;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
 
 /**
@@ -49,12 +50,13 @@ final class Bootstrap {
      * @param alreadyRead the first bytes the peer sent, already read from {@code bootstrap} by
      *     a server that had to tell an Aldeia client from a plain TCP one (see
      *     {@link BootstrapDetector}); empty otherwise
+     * @param sizes the memory of the endpoint to create
      * @param timeoutMillis bound on each wait for the peer
      * @return the connected channel
      * @throws IOException naming the peer and the step that failed; the endpoint is released
      */
     static Channel establish(SocketChannel bootstrap, byte[] alreadyRead, Transport transport, int socketId,
-            int timeoutMillis) throws IOException {
+            EndpointSizes sizes, int timeoutMillis) throws IOException {
         Socket socket = bootstrap.socket();
         InetSocketAddress peer = (InetSocketAddress) bootstrap.getRemoteAddress();
         String peerName = "peer at " + peer.getAddress().getHostAddress() + ":" + peer.getPort();
@@ -69,7 +71,7 @@ final class Bootstrap {
         out.writeInt(MAGIC);
         out.writeInt(VERSION);
         out.flush();
-        Endpoint endpoint = transport.createEndpoint(socketId);
+        Endpoint endpoint = transport.createEndpoint(socketId, sizes);
         Channel channel;
         try {
             byte[] localInfo = endpoint.localInfo();

@@ -39,6 +39,11 @@ final class ChannelRelease implements Runnable {
         this.socketId = socketId;
     }
 
+    /** Aldeia's cleaner, for other resources an unreachable socket must give back. */
+    static Cleaner cleaner() {
+        return Holder.CLEANER;
+    }
+
     /** Arranges for {@code channel} to be closed when {@code owner} becomes unreachable. */
     static ChannelRelease register(Object owner, Channel channel, int socketId) {
         ChannelRelease release = new ChannelRelease(channel, socketId);

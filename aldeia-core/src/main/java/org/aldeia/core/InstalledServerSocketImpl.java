@@ -11,6 +11,7 @@ import java.net.SocketException;
 import java.net.SocketImpl;
 import java.net.SocketOption;
 import java.net.SocketTimeoutException;
+import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
@@ -45,6 +46,8 @@ final class InstalledServerSocketImpl extends SocketImpl {
     /** The bind rule this server socket is under, or null: every client is plain TCP. */
     private volatile SocketRule rule;
     private volatile int soTimeout;
+    /** SO_RCVBUF if the user set it: the Aldeia sockets accepted inherit it, as java.net's do. */
+    private volatile Integer receiveBufferSize;
     private volatile boolean closed;
 
     InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules) {
@@ -121,6 +124,10 @@ final class InstalledServerSocketImpl extends SocketImpl {
                 return true;
             }
             AldeiaSocket socket = new AldeiaSocket(environment.get());
+            Integer inherited = receiveBufferSize;
+            if (inherited != null) {
+                socket.setReceiveBufferSize(inherited);
+            }
             socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
             LOG.debug("Aldeia accept on port {} from {}: Aldeia client", getLocalPort(), client);
             target.accepted(socket, new byte[0]);
@@ -188,7 +195,10 @@ final class InstalledServerSocketImpl extends SocketImpl {
         switch (optID) {
             case SO_TIMEOUT -> soTimeout = (Integer) value;
             case SO_REUSEADDR -> adaptor.setReuseAddress((Boolean) value);
-            case SO_RCVBUF -> adaptor.setReceiveBufferSize((Integer) value);
+            case SO_RCVBUF -> {
+                adaptor.setReceiveBufferSize((Integer) value);
+                receiveBufferSize = (Integer) value;
+            }
             default -> throw new SocketException("server socket option " + optID + " is not supported");
         }
     }
@@ -208,6 +218,9 @@ final class InstalledServerSocketImpl extends SocketImpl {
     @Override
     protected <T> void setOption(SocketOption<T> name, T value) throws IOException {
         listener().setOption(name, value);
+        if (name == StandardSocketOptions.SO_RCVBUF) {
+            receiveBufferSize = (Integer) value;
+        }
     }
 
     @Override

@@ -68,14 +68,33 @@ final class InstalledSocketImpl extends SocketImpl {
                     + "is installed");
         }
         SocketChannel channel = SocketChannel.open();
+        closeWhenUnreachable(channel);
         synchronized (lock) {
             unconnected = channel;
             delegate = channel.socket();
         }
     }
 
+    /**
+     * As the JDK's own sockets do, a socket dropped without close gives its file descriptor back
+     * once unreachable; an AldeiaSocket that took the channel over closes it itself (again: a
+     * channel's close is idempotent).
+     */
+    private void closeWhenUnreachable(SocketChannel channel) {
+        ChannelRelease.cleaner().register(this, () -> {
+            try {
+                channel.close();
+            } catch (IOException e) {
+                LOG.debug("closing the channel of an unreachable socket: {}", e.toString());
+            }
+        });
+    }
+
     /** Gives an accepted socket its connection: an AldeiaSocket, or a plain one and its first bytes. */
     void accepted(Socket connection, byte[] alreadyRead) {
+        if (connection.getChannel() != null) {
+            closeWhenUnreachable(connection.getChannel());
+        }
         synchronized (lock) {
             delegate = connection;
             firstBytes = alreadyRead;

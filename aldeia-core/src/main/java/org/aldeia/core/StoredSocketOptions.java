@@ -8,12 +8,14 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
  * The socket options of an Aldeia socket. Aldeia's channel is not a TCP connection, so most
  * options have no effect on it; they are validated and stored so that code written for
- * java.net (which sets TCP_NODELAY, buffer sizes, keep-alive...) runs unchanged. Storing them
+ * java.net (which sets TCP_NODELAY, keep-alive...) runs unchanged. SO_SNDBUF and SO_RCVBUF, if
+ * set, size the connection when it is established (see {@link BufferSizes}). Storing them
  * here, instead of in the superclass's SocketImpl, also keeps java.net.Socket from ever
  * creating an OS socket behind the Aldeia socket. Thread-safe.
  */
@@ -66,6 +68,12 @@ final class StoredSocketOptions {
     synchronized <T> T get(SocketOption<T> name) {
         checkSupported(name);
         return name.type().cast(values.get(name));
+    }
+
+    /** The value the user set, or empty if {@code name} still has its default. */
+    synchronized <T> Optional<T> explicit(SocketOption<T> name) {
+        checkSupported(name);
+        return explicitlySet.contains(name) ? Optional.of(name.type().cast(values.get(name))) : Optional.empty();
     }
 
     Set<SocketOption<?>> supported() {

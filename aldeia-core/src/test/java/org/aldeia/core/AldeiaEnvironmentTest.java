@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
 import org.aldeia.core.spi.TransportProvider;
 import org.junit.jupiter.api.AfterEach;
@@ -61,7 +62,7 @@ class AldeiaEnvironmentTest {
                 }
 
                 @Override
-                public Endpoint createEndpoint(int socketId) {
+                public Endpoint createEndpoint(int socketId, EndpointSizes sizes) {
                     throw new UnsupportedOperationException();
                 }
 

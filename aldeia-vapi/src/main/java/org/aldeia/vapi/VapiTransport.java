@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.util.function.IntSupplier;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -122,14 +123,24 @@ public final class VapiTransport implements Transport {
         return lid;
     }
 
-    /** Creates the socket's completion queues, queue pair and registered regions. */
+    /**
+     * Creates the socket's completion queues, queue pair and registered regions: a send ring
+     * of {@code sizes.sendRegionSize()} bytes and {@code sizes.receiveBuffers()} mtu-sized
+     * receive buffers.
+     *
+     * @throws IllegalArgumentException if the send ring cannot hold one mtu-sized block
+     */
     @Override
-    public synchronized Endpoint createEndpoint(int socketId) throws IOException {
+    public synchronized Endpoint createEndpoint(int socketId, EndpointSizes sizes) throws IOException {
         if (closed) {
             throw new IOException("the VAPI transport (" + description + ") is closed");
         }
-        QueuePair pair = QueuePair.create(vapi, hca, pd, configuration.mtu(),
-                configuration.sendRegionSize(), configuration.receiveBuffers());
+        int mtu = configuration.mtu();
+        if (sizes.sendRegionSize() < mtu) {
+            throw new IllegalArgumentException("socket " + socketId + ": a send ring of " + sizes.sendRegionSize()
+                    + " bytes cannot hold one block of mtu " + mtu);
+        }
+        QueuePair pair = QueuePair.create(vapi, hca, pd, mtu, sizes.sendRegionSize(), sizes.receiveBuffers());
         return new VapiEndpoint(pair, socketId, localId, introducer,
                 configuration.infinibandQos(), configuration.infinibandPort());
     }

@@ -9,6 +9,7 @@ import java.net.InetAddress;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 
 /** Builds configurations, and pairs of channels connected through a {@link FakeVapi}. */
 final class Fixtures {
@@ -40,8 +41,9 @@ final class Fixtures {
         ChannelPair(int mtu, int sendRegionSize, int receiveBuffers) throws IOException {
             transport = VapiTransport.open(vapi, "fake0", configuration(mtu, sendRegionSize, receiveBuffers),
                     PeerIntroducer.NONE, "fake");
-            Endpoint ea = transport.createEndpoint(0);
-            Endpoint eb = transport.createEndpoint(1);
+            EndpointSizes sizes = new EndpointSizes(sendRegionSize, receiveBuffers);
+            Endpoint ea = transport.createEndpoint(0, sizes);
+            Endpoint eb = transport.createEndpoint(1, sizes);
             qpNumA = ConnectionInfo.parse(ea.localInfo()).qpNum();
             qpNumB = ConnectionInfo.parse(eb.localInfo()).qpNum();
             InetAddress loopback = InetAddress.getLoopbackAddress();

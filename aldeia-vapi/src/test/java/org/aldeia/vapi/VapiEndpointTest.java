@@ -7,9 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.AdditionalAnswers.delegatesTo;
 import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.doReturn;
 import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.times;
 import static org.mockito.Mockito.verify;
 
@@ -19,9 +22,13 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 import org.junit.jupiter.api.Test;
 
 class VapiEndpointTest {
+
+    /** The sizes of configuration(1024, 8192, 4), which the tests below open with. */
+    private static final EndpointSizes SIZES = new EndpointSizes(8192, 4);
 
     private final FakeVapi fake = new FakeVapi();
     private final Vapi vapi = mock(Vapi.class, delegatesTo(fake));
@@ -52,8 +59,8 @@ class VapiEndpointTest {
                 introducer, () -> 4242, "fake");
         assertEquals(4242, transport.localId());
         assertEquals(FakeVapi.LID, transport.lid());
-        Endpoint a = transport.createEndpoint(0);
-        Endpoint b = transport.createEndpoint(1);
+        Endpoint a = transport.createEndpoint(0, SIZES);
+        Endpoint b = transport.createEndpoint(1, SIZES);
         ConnectionInfo info = ConnectionInfo.parse(a.localInfo());
         assertEquals(4242, info.id());
         assertEquals(1024, info.mtu());
@@ -78,6 +85,34 @@ class VapiEndpointTest {
     }
 
     @Test
+    void endpointGetsTheRequestedRingAndReceiveBuffersNotTheConfigurations() throws IOException {
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                PeerIntroducer.NONE, "fake");
+        Endpoint a = transport.createEndpoint(0, new EndpointSizes(4096, 3));
+        Endpoint b = transport.createEndpoint(1, new EndpointSizes(8192, 5)); // no region or CQ size like a's
+        verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(4096L), any(), any());
+        verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(3L * 1024), any(), any());
+        verify(vapi).VAPI_create_cq(anyLong(), eq(3), any(), any());
+        int qpNum = ConnectionInfo.parse(a.localInfo()).qpNum();
+        Channel channel = a.connect(b.localInfo(), InetAddress.getLoopbackAddress());
+        assertEquals(3, fake.postedReceives(qpNum), "one posted receive per requested buffer");
+        channel.close();
+        b.close();
+        transport.close();
+    }
+
+    @Test
+    void ringSmallerThanOneMtuIsRejectedBeforeAnythingIsCreated() throws IOException {
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                PeerIntroducer.NONE, "fake");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> transport.createEndpoint(7, new EndpointSizes(1023, 4)));
+        assertTrue(e.getMessage().contains("1023 bytes") && e.getMessage().contains("mtu 1024"), e.getMessage());
+        verify(vapi, never()).VAPI_create_cq(anyLong(), anyInt(), any(), any());
+        transport.close();
+    }
+
+    @Test
     void encodingIsBigEndianIdQpMtuThenExtra() throws IOException {
         byte[] bytes = new ConnectionInfo(1, 2, 3, new byte[] {4}).encode();
         assertArrayEquals(ByteBuffer.allocate(13).putInt(1).putInt(2).putInt(3).put((byte) 4).array(), bytes);
@@ -90,7 +125,7 @@ class VapiEndpointTest {
     void malformedRemoteInfoIsAnIOExceptionAndTheEndpointCanStillClose() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
                 PeerIntroducer.NONE, "fake");
-        Endpoint e = transport.createEndpoint(0);
+        Endpoint e = transport.createEndpoint(0, SIZES);
         InetAddress peer = InetAddress.getLoopbackAddress();
         IOException shortInfo = assertThrows(IOException.class, () -> e.connect(new byte[5], peer));
         assertTrue(shortInfo.getMessage().contains("5 bytes"), shortInfo.getMessage());
@@ -111,7 +146,7 @@ class VapiEndpointTest {
                 PeerIntroducer.NONE, "fake");
         doReturn(VapiConstants.VAPI_ENOMEM).when(vapi)
                 .VAPI_register_mr(anyLong(), anyLong(), anyLong(), anyLong(), any(), any());
-        VapiException e = assertThrows(VapiException.class, () -> transport.createEndpoint(0));
+        VapiException e = assertThrows(VapiException.class, () -> transport.createEndpoint(0, SIZES));
         assertEquals("VAPI_register_mr", e.function());
         assertTrue(e.getMessage().contains("VAPI_ENOMEM") && e.getMessage().contains("fake last error"),
                 e.getMessage());

@@ -14,6 +14,8 @@ public interface Transport extends Closeable {
      * connected.
      *
      * @param socketId the serial id of the Aldeia socket, from 0
+     * @param sizes the send ring and receive buffers of this connection (from the socket's
+     *     SO_SNDBUF and SO_RCVBUF, or the configuration)
      */
-    Endpoint createEndpoint(int socketId) throws IOException;
+    Endpoint createEndpoint(int socketId, EndpointSizes sizes) throws IOException;
 }

@@ -1,13 +1,22 @@
 package org.aldeia.core.memory;
 
 import java.io.IOException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
 
-final class InMemoryTransport implements Transport {
+/**
+ * Creates in-memory endpoints whose send queue holds the requested send ring's bytes, and
+ * remembers the sizes each socket's endpoint was created with, for tests of SO_SNDBUF and
+ * SO_RCVBUF.
+ */
+public final class InMemoryTransport implements Transport {
 
     private final AldeiaConfiguration configuration;
+    private final Map<Integer, EndpointSizes> sizesBySocket = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     InMemoryTransport(AldeiaConfiguration configuration) {
@@ -20,11 +29,17 @@ final class InMemoryTransport implements Transport {
     }
 
     @Override
-    public Endpoint createEndpoint(int socketId) throws IOException {
+    public Endpoint createEndpoint(int socketId, EndpointSizes sizes) throws IOException {
         if (closed) {
             throw new IOException("in-memory transport is closed");
         }
-        return new InMemoryEndpoint(configuration.mtu(), configuration.sendRegionSize());
+        sizesBySocket.put(socketId, sizes);
+        return new InMemoryEndpoint(configuration.mtu(), sizes.sendRegionSize());
+    }
+
+    /** The sizes the endpoint of socket {@code socketId} was created with; null if none was. */
+    public EndpointSizes sizesOf(int socketId) {
+        return sizesBySocket.get(socketId);
     }
 
     @Override

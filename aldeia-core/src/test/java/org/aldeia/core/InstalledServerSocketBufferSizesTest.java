@@ -1,0 +1,97 @@
+package org.aldeia.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.StandardSocketOptions;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Under {@link Aldeia#install()}, java.net.ServerSocket's SO_RCVBUF reaches the Aldeia sockets
+ * it accepts, as it does for java.net's accepted sockets (mtu 1000 in these tests).
+ */
+@Timeout(60)
+class InstalledServerSocketBufferSizesTest {
+
+    private AldeiaEnvironment environment;
+
+    @BeforeEach
+    void start() {
+        environment = TestEnvironments.inMemory();
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        environment.close();
+    }
+
+    /** java.net.ServerSocket over the installed impl, under the default bind rule. */
+    private final class InstalledServer extends ServerSocket {
+        private volatile InstalledSocketImpl lastAccepted;
+
+        InstalledServer() throws IOException {
+            super(new InstalledServerSocketImpl(() -> environment, SocketRules.defaults(), 300));
+        }
+
+        @Override
+        public Socket accept() throws IOException {
+            InstalledSocketImpl impl = new InstalledSocketImpl(() -> environment, SocketRules.defaults());
+            Socket socket = new Socket(impl) {};
+            implAccept(socket);
+            lastAccepted = impl;
+            return socket;
+        }
+    }
+
+    private Socket acceptAldeiaClient(ServerSocket server) throws Exception {
+        CompletableFuture<Socket> accepted = CompletableFuture.supplyAsync(() -> {
+            try {
+                return server.accept();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        try (AldeiaSocket client = new AldeiaSocket(environment)) {
+            client.connect(server.getLocalSocketAddress(), 5000);
+            return accepted.get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void acceptedAldeiaSocketsGetTheServerSocketsReceiveBufferSize() throws Exception {
+        try (InstalledServer server = new InstalledServer()) {
+            server.setReceiveBufferSize(5000);
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (Socket accepted = acceptAldeiaClient(server)) {
+                assertTrue(server.lastAccepted.isAldeia());
+                assertEquals(5000, accepted.getReceiveBufferSize(), "5 receive buffers of mtu 1000");
+                assertEquals(TestEnvironments.SEND_REGION, accepted.getSendBufferSize(), "SO_SNDBUF is not inherited");
+            }
+            server.setOption(StandardSocketOptions.SO_RCVBUF, 6500);
+            try (Socket accepted = acceptAldeiaClient(server)) {
+                assertEquals(7000, accepted.getReceiveBufferSize(), "6500 bytes round up to 7 buffers");
+            }
+        }
+    }
+
+    @Test
+    void withoutSoRcvbufAcceptedAldeiaSocketsGetTheConfigurationsBuffers() throws Exception {
+        try (InstalledServer server = new InstalledServer()) {
+            server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try (Socket accepted = acceptAldeiaClient(server)) {
+                assertEquals(16 * 1000, accepted.getReceiveBufferSize());
+            }
+        }
+    }
+}
