@@ -4,11 +4,14 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Transport;
 import org.aldeia.core.spi.TransportProvider;
 import org.slf4j.Logger;
@@ -31,6 +34,9 @@ public final class AldeiaEnvironment implements Closeable {
         AldeiaConfiguration get() throws IOException;
     }
 
+    /** How long the JVM's exit waits for sockets left open to deliver their data. */
+    static final long EXIT_DELIVERY_MILLIS = 2_000;
+
     private static final Object GLOBAL_LOCK = new Object();
     private static AldeiaEnvironment global;
 
@@ -38,6 +44,8 @@ public final class AldeiaEnvironment implements Closeable {
     private final Supplier<List<TransportProvider>> providers;
     private final boolean closeAtShutdown;
     private final AtomicInteger nextSocketId = new AtomicInteger();
+    /** The channels of connected sockets not yet closed, which the JVM's exit closes first. */
+    private final Set<ChannelRelease> openChannels = ConcurrentHashMap.newKeySet();
 
     private final Object startLock = new Object();
     private boolean started;
@@ -89,6 +97,14 @@ public final class AldeiaEnvironment implements Closeable {
         return nextSocketId.getAndIncrement();
     }
 
+    /**
+     * Registers a connected socket's channel: it is closed when the socket is closed, when the
+     * socket becomes unreachable, or at JVM exit before the transport.
+     */
+    ChannelRelease track(Object socket, Channel channel, int socketId) {
+        return ChannelRelease.register(socket, channel, socketId, openChannels);
+    }
+
     /** The configuration the environment started with; starts it if needed. */
     public AldeiaConfiguration configuration() throws IOException {
         start();
@@ -134,7 +150,8 @@ public final class AldeiaEnvironment implements Closeable {
         LOG.info("Aldeia: using {} ({}; {})", opened.description(),
                 config.fromFile() ? "configuration " + config.source() : "no configuration file", choice.reason());
         if (closeAtShutdown) {
-            Runtime.getRuntime().addShutdownHook(new Thread(this::closeQuietly, "aldeia-shutdown"));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> closeAtExit(EXIT_DELIVERY_MILLIS),
+                    "aldeia-shutdown"));
         }
     }
 
@@ -190,6 +207,34 @@ public final class AldeiaEnvironment implements Closeable {
         if (toClose != null) {
             toClose.close();
         }
+    }
+
+    /**
+     * The JVM is exiting. Sockets the application left open (RMI keeps its connections, for
+     * one) are closed first, so that what they were given reaches their peers followed by end
+     * of stream, as the kernel does for TCP sockets at exit, and the transport is then closed
+     * with nothing left on it. A peer that does not take the data within
+     * {@code deliveryMillis} must not hold the JVM's exit: then the transport is left to the
+     * process's end, which frees it.
+     */
+    void closeAtExit(long deliveryMillis) {
+        List<ChannelRelease> left = List.copyOf(openChannels);
+        if (!left.isEmpty()) {
+            Thread closer = new Thread(() -> left.forEach(ChannelRelease::releaseAtExit), "aldeia-exit-close");
+            closer.setDaemon(true);
+            closer.start();
+            try {
+                closer.join(deliveryMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (closer.isAlive()) {
+                LOG.warn("Aldeia: {} of the {} sockets open at JVM exit did not deliver their data within {} ms;"
+                        + " their peers may not receive all of it", openChannels.size(), left.size(), deliveryMillis);
+                return;
+            }
+        }
+        closeQuietly();
     }
 
     private void closeQuietly() {

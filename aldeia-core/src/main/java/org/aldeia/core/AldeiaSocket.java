@@ -273,7 +273,7 @@ public class AldeiaSocket extends Socket {
             }
             channel = connectedChannel;
             sizesInUse = sizes;
-            release = ChannelRelease.register(this, connectedChannel, id);
+            release = environment.track(this, connectedChannel, id);
             localAddress = local;
             remoteAddress = remote;
             input = new AldeiaInputStream(this, connectedChannel);
