@@ -1,21 +1,21 @@
 package org.aldeia.core;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketException;
 import java.net.SocketImpl;
 import java.net.SocketOption;
-import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,9 +28,11 @@ import org.slf4j.LoggerFactory;
  * client a plain socket that still delivers the bytes looked at; without a matching rule every
  * connection is plain. So a server keeps accepting the clients of a mixed cluster.
  *
- * <p>A client whose Aldeia bootstrap fails (it died, it is not what it claimed) does not make
+ * <p>Under a bind rule the connections are accepted and looked at in the background
+ * ({@link BackgroundAcceptor}): a silent or slow client never holds accept for the others, and
+ * a client whose Aldeia bootstrap fails (it died, it is not what it claimed) does not make
  * accept fail, as a client's trouble never makes java.net's accept fail: it is logged and the
- * next connection is waited for, within SO_TIMEOUT.
+ * next connection is accepted.
  */
 final class InstalledServerSocketImpl extends SocketImpl {
 
@@ -41,13 +43,15 @@ final class InstalledServerSocketImpl extends SocketImpl {
     private final SocketRules rules;
     private final int detectMillis;
 
-    private ServerSocketChannel listener;
+    private volatile ServerSocketChannel listener;
     private InetSocketAddress requested;
     /** The bind rule this server socket is under, or null: every client is plain TCP. */
     private volatile SocketRule rule;
     private volatile int soTimeout;
     /** SO_RCVBUF if the user set it: the Aldeia sockets accepted inherit it, as java.net's do. */
     private volatile Integer receiveBufferSize;
+    /** Set by listen when a bind rule matches: it accepts and tells clients apart in the background. */
+    private volatile BackgroundAcceptor<Accepted> acceptor;
     private volatile boolean closed;
 
     InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules) {
@@ -75,11 +79,21 @@ final class InstalledServerSocketImpl extends SocketImpl {
 
     @Override
     protected void listen(int backlog) throws IOException {
-        listener().bind(requested, backlog < 1 ? DEFAULT_BACKLOG : backlog);
+        int queue = backlog < 1 ? DEFAULT_BACKLOG : backlog;
+        listener().bind(requested, queue);
         rule = rules.matchBind(requested).orElse(null);
         if (rule != null) {
             LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", getLocalPort(),
                     rule);
+            acceptor = new BackgroundAcceptor<>(listener, queue, "port " + getLocalPort(), this::prepare);
+        }
+    }
+
+    /** An accepted connection, ready for the application: an AldeiaSocket, or a plain one and its first bytes. */
+    private record Accepted(Socket connection, byte[] firstBytes) implements Closeable {
+        @Override
+        public void close() throws IOException {
+            connection.close();
         }
     }
 
@@ -89,72 +103,39 @@ final class InstalledServerSocketImpl extends SocketImpl {
             throw new SocketException("cannot accept into " + s.getClass().getName()
                     + ": Aldeia's socket implementation factory is not the one installed");
         }
-        int timeout = soTimeout;
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeout);
-        while (true) {
-            SocketChannel accepted = BlockingAccept.accept(listener(), timeout == 0 ? 0 : left(deadline),
-                    () -> closed);
-            if (rule == null) {
-                target.accepted(accepted.socket(), new byte[0]);
-                return;
-            }
-            if (acceptedAs(accepted, target)) {
-                return;
-            }
+        if (acceptor == null) {
+            SocketChannel accepted = BlockingAccept.accept(listener(), soTimeout, () -> closed);
+            target.accepted(accepted.socket(), new byte[0]);
+            return;
         }
+        Accepted accepted = acceptor.accept(soTimeout);
+        target.accepted(accepted.connection(), accepted.firstBytes());
     }
 
-    /** Milliseconds to the deadline, at least 1 (0 would mean no timeout); none left is a timeout. */
-    private static int left(long deadline) throws SocketTimeoutException {
-        long millis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        if (millis <= 0) {
-            throw new SocketTimeoutException("Accept timed out");
+    /** Tells the client's kind by its first bytes and, for an Aldeia client, runs the bootstrap. */
+    private Accepted prepare(SocketChannel accepted) throws IOException {
+        BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
+        String client = BackgroundAcceptor.describe(accepted);
+        if (!verdict.aldeia()) {
+            LOG.debug("Aldeia accept on port {} from {}: plain TCP client", getLocalPort(), client);
+            return new Accepted(accepted.socket(), verdict.firstBytes());
         }
-        return (int) Math.min(millis, Integer.MAX_VALUE);
-    }
-
-    /** Tells the client's kind and connects it; false if its connection failed on the way. */
-    private boolean acceptedAs(SocketChannel accepted, InstalledSocketImpl target) throws IOException {
-        String client = describe(accepted);
-        try {
-            BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
-            if (!verdict.aldeia()) {
-                LOG.debug("Aldeia accept on port {} from {}: plain TCP client", getLocalPort(), client);
-                target.accepted(accepted.socket(), verdict.firstBytes());
-                return true;
-            }
-            AldeiaSocket socket = new AldeiaSocket(environment.get());
-            Integer inherited = receiveBufferSize;
-            if (inherited != null) {
-                socket.setReceiveBufferSize(inherited);
-            }
-            socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
-            LOG.debug("Aldeia accept on port {} from {}: Aldeia client", getLocalPort(), client);
-            target.accepted(socket, new byte[0]);
-            return true;
-        } catch (IOException e) {
-            accepted.close();
-            if (closed) {
-                throw (SocketException) new SocketException("Socket is closed").initCause(e);
-            }
-            LOG.warn("Aldeia accept on port {} from {}: the connection failed before it could be accepted ({});"
-                    + " waiting for the next client", getLocalPort(), client, e.getMessage());
-            return false;
+        AldeiaSocket socket = new AldeiaSocket(environment.get());
+        Integer inherited = receiveBufferSize;
+        if (inherited != null) {
+            socket.setReceiveBufferSize(inherited);
         }
-    }
-
-    private static String describe(SocketChannel accepted) {
-        try {
-            InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
-            return remote.getAddress().getHostAddress() + ":" + remote.getPort();
-        } catch (IOException e) {
-            return "a client whose address is unknown (" + e.getMessage() + ")";
-        }
+        socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
+        LOG.debug("Aldeia accept on port {} from {}: Aldeia client", getLocalPort(), client);
+        return new Accepted(socket, new byte[0]);
     }
 
     @Override
     protected void close() throws IOException {
         closed = true;
+        if (acceptor != null) {
+            acceptor.close();
+        }
         if (listener != null) {
             listener.close();
         }

@@ -203,6 +203,40 @@ class InstalledSocketsTest {
         }
     }
 
+    /** java.net's accept never waits on one client: neither does a server that looks at its clients. */
+    @Test
+    void aSilentClientDoesNotHoldAcceptForTheNext() throws Exception {
+        try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults());
+                SocketChannel silent = SocketChannel.open(server.getLocalSocketAddress());
+                SocketChannel talking = SocketChannel.open(server.getLocalSocketAddress())) {
+            talking.write(ByteBuffer.wrap(new byte[] {9}));
+            long start = System.nanoTime();
+            try (Socket first = server.accept()) {
+                assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < DETECT_MILLIS,
+                        "the talking client was accepted while the silent one was still being waited for");
+                assertEquals(9, first.getInputStream().read());
+            }
+            try (Socket second = server.accept()) {
+                assertEquals(silent.getLocalAddress(), second.getRemoteSocketAddress());
+            }
+        }
+    }
+
+    /** As with TCP, a client's connect completes once the server has taken it, before the application accepts. */
+    @Test
+    void anAldeiaClientConnectsBeforeTheServerCallsAccept() throws Exception {
+        SocketRules rules = rules("connect 127.0.0.1 *");
+        try (ImplServerSocket server = new ImplServerSocket(rules);
+                Socket client = new ImplSocket(clientImpl(rules))) {
+            client.connect(server.getLocalSocketAddress(), 5000);
+            client.getOutputStream().write(5);
+            try (Socket peer = server.accept()) {
+                assertTrue(server.lastAccepted.isAldeia());
+                assertEquals(5, peer.getInputStream().read());
+            }
+        }
+    }
+
     @Test
     void aClientThatClosesAtOnceIsAcceptedAsPlainAtItsEnd() throws Exception {
         try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {

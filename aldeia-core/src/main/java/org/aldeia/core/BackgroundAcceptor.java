@@ -1,0 +1,194 @@
+package org.aldeia.core;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Accepts the TCP connections of a listener on a thread of its own and prepares each one on
+ * another thread (telling an Aldeia client from a plain one, running the bootstrap), so that
+ * a client that is slow, silent or dead never holds {@code accept} for the others, as a
+ * client never holds java.net's accept, and so that an Aldeia client's connect completes once
+ * the server has taken it, whether or not the application is in accept at that moment, as
+ * TCP's does. At most {@code backlog} connections are being prepared or waiting to be
+ * accepted; beyond that no more are taken and the kernel's backlog holds the next ones.
+ *
+ * @param <T> what a prepared connection is; closed if it is never accepted
+ */
+final class BackgroundAcceptor<T extends Closeable> implements Closeable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BackgroundAcceptor.class);
+
+    /** Turns an accepted TCP connection into what accept returns; it owns the channel. */
+    @FunctionalInterface
+    interface Preparation<T> {
+        T prepare(SocketChannel accepted) throws IOException;
+    }
+
+    /** In the queue of prepared connections, the mark that the acceptor was closed. */
+    private final Optional<T> closedMark = Optional.empty();
+
+    private final ServerSocketChannel listener;
+    private final Preparation<T> preparation;
+    private final String name;
+    private final Semaphore slots;
+    private final BlockingQueue<Optional<T>> prepared = new LinkedBlockingQueue<>();
+    private final Set<SocketChannel> preparing = ConcurrentHashMap.newKeySet();
+    private final Thread acceptor;
+    private volatile boolean closed;
+
+    /**
+     * Starts accepting on {@code listener}, a bound blocking channel.
+     *
+     * @param name for the threads and the log, e.g. "port 8080"
+     */
+    BackgroundAcceptor(ServerSocketChannel listener, int backlog, String name, Preparation<T> preparation) {
+        this.listener = listener;
+        this.preparation = preparation;
+        this.name = name;
+        this.slots = new Semaphore(Math.max(1, backlog));
+        this.acceptor = new Thread(this::acceptLoop, "aldeia-accept-" + name);
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    private void acceptLoop() {
+        while (!closed) {
+            SocketChannel accepted;
+            try {
+                slots.acquire();
+                accepted = listener.accept();
+            } catch (InterruptedException | ClosedChannelException closedUnderUs) {
+                return; // close() interrupts the wait for a slot, or closes the listener under accept
+            } catch (IOException e) {
+                // e.g. the process is out of file descriptors: keep serving the connections made
+                slots.release();
+                LOG.warn("Aldeia accept on {}: {}", name, e.toString());
+                pause();
+                continue;
+            }
+            preparing.add(accepted);
+            Thread preparer = new Thread(() -> prepare(accepted), "aldeia-prepare-" + name);
+            preparer.setDaemon(true);
+            preparer.start();
+        }
+    }
+
+    /** After a failed accept, lest a lasting failure spin this thread. */
+    private static void pause() {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void prepare(SocketChannel accepted) {
+        String client = describe(accepted);
+        T connection;
+        try {
+            connection = preparation.prepare(accepted);
+        } catch (IOException | RuntimeException e) {
+            preparing.remove(accepted);
+            closeQuietly(accepted);
+            slots.release();
+            if (!closed) {
+                LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})",
+                        name, client, e.getMessage());
+            }
+            return;
+        }
+        // Out of the set close() empties before it can be accepted: once accepted it is the
+        // application's. A close() in between is seen below.
+        preparing.remove(accepted);
+        prepared.add(Optional.of(connection));
+        if (closed) {
+            closeAll();
+        }
+    }
+
+    /**
+     * The next prepared connection.
+     *
+     * @param timeoutMillis SO_TIMEOUT: 0 waits for ever
+     * @throws SocketTimeoutException if none was ready in time
+     * @throws SocketException "Socket is closed" once the acceptor is closed, also while waiting
+     */
+    T accept(int timeoutMillis) throws IOException {
+        Optional<T> next;
+        try {
+            next = timeoutMillis == 0 ? prepared.take() : prepared.poll(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SocketException("accept was interrupted");
+        }
+        if (next == null) {
+            throw new SocketTimeoutException("Accept timed out");
+        }
+        if (next.isEmpty()) {
+            prepared.add(closedMark); // for the next thread waiting
+            throw new SocketException("Socket is closed");
+        }
+        slots.release();
+        return next.get();
+    }
+
+    /**
+     * Stops accepting; connections being prepared or not yet accepted are closed, and every
+     * thread waiting in {@link #accept} gets a SocketException. Idempotent.
+     */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        acceptor.interrupt();
+        try {
+            listener.close();
+        } finally {
+            preparing.forEach(BackgroundAcceptor::closeQuietly);
+            closeAll();
+        }
+    }
+
+    /** Closes the prepared connections not accepted and leaves the closed mark for waiters. */
+    private void closeAll() {
+        for (Optional<T> next; (next = prepared.poll()) != null; ) {
+            next.ifPresent(BackgroundAcceptor::closeQuietly);
+        }
+        prepared.add(closedMark);
+    }
+
+    private static void closeQuietly(Closeable resource) {
+        try {
+            resource.close();
+        } catch (IOException e) {
+            LOG.debug("closing a connection that was never accepted: {}", e.toString());
+        }
+    }
+
+    /** The client's address and port for the log, e.g. 10.0.0.9:40112. */
+    static String describe(SocketChannel accepted) {
+        try {
+            InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
+            return remote.getAddress().getHostAddress() + ":" + remote.getPort();
+        } catch (IOException e) {
+            return "a client whose address is unknown (" + e.getMessage() + ")";
+        }
+    }
+}
