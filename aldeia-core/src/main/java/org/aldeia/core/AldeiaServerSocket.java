@@ -17,12 +17,14 @@ import java.util.Set;
 /**
  * A server socket whose {@link #accept()} returns {@link AldeiaSocket}s (thesis Fig. 4.2). It
  * listens with a plain TCP {@link ServerSocketChannel} on its port for the bootstraps of
- * connecting Aldeia sockets; {@link #accept()} runs the server side of the bootstrap (thesis
- * Fig. 4.4) and returns the connected socket. Like {@link AldeiaSocket}, it overrides every
+ * connecting Aldeia sockets and runs the server side of each bootstrap (thesis Fig. 4.4) in the
+ * background ({@link BackgroundAcceptor}); {@link #accept()} returns the next connected socket.
+ * As with TCP, a client's connect completes once the server has taken it, and a slow or dead
+ * client never holds accept for the others. Like {@link AldeiaSocket}, it overrides every
  * method that would reach the superclass's SocketImpl, so no other OS socket is created.
  *
- * <p>An accepted connection whose bootstrap fails (a foreign client, a peer that dies) makes
- * {@code accept} throw an IOException naming the peer; the server socket stays open.
+ * <p>A connection whose bootstrap fails (a foreign client, a peer that dies) is logged, naming
+ * the peer, and dropped; accept goes on with the next one.
  */
 public class AldeiaServerSocket extends ServerSocket {
 
@@ -31,10 +33,10 @@ public class AldeiaServerSocket extends ServerSocket {
     private final AldeiaEnvironment environment;
     private final StoredSocketOptions options = StoredSocketOptions.forServerSocket();
     private volatile int soTimeout;
-    private volatile int bootstrapTimeoutMillis = Bootstrap.DEFAULT_TIMEOUT_MILLIS;
 
     private final Object stateLock = new Object();
     private ServerSocketChannel listener;
+    private BackgroundAcceptor<AldeiaSocket> acceptor;
     private InetSocketAddress localAddress;
     private volatile boolean closed;
 
@@ -80,11 +82,6 @@ public class AldeiaServerSocket extends ServerSocket {
         }
     }
 
-    /** Bounds each wait for a peer during the bootstrap of accept; for tests of broken peers. */
-    void setBootstrapTimeout(int millis) {
-        bootstrapTimeoutMillis = millis;
-    }
-
     @Override
     public void bind(SocketAddress endpoint) throws IOException {
         bind(endpoint, DEFAULT_BACKLOG);
@@ -114,6 +111,8 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             listener = channel;
             localAddress = (InetSocketAddress) channel.getLocalAddress();
+            acceptor = new BackgroundAcceptor<>(channel, backlog < 1 ? DEFAULT_BACKLOG : backlog,
+                    "port " + localAddress.getPort(), this::bootstrap);
         }
     }
 
@@ -128,27 +127,29 @@ public class AldeiaServerSocket extends ServerSocket {
     }
 
     /**
-     * Waits for a connecting Aldeia socket (at most SO_TIMEOUT, if set), then runs the server
-     * side of the bootstrap on this thread.
+     * The next connected Aldeia socket, waiting at most SO_TIMEOUT, if set.
      *
      * @throws SocketTimeoutException if SO_TIMEOUT passed without a connection
      * @throws SocketException if the server socket is closed, also while waiting
-     * @throws IOException if the bootstrap with the peer failed
      */
     @Override
     public AldeiaSocket accept() throws IOException {
-        ServerSocketChannel channel;
+        BackgroundAcceptor<AldeiaSocket> connections;
         synchronized (stateLock) {
             checkNotClosed();
-            if (listener == null) {
+            if (acceptor == null) {
                 throw new SocketException("Socket is not bound yet");
             }
-            channel = listener;
+            connections = acceptor;
         }
-        SocketChannel accepted = BlockingAccept.accept(channel, soTimeout, () -> closed);
+        return connections.accept(soTimeout);
+    }
+
+    /** The server side of the bootstrap, on a connection just taken from the listener. */
+    private AldeiaSocket bootstrap(SocketChannel accepted) throws IOException {
         AldeiaSocket socket = new AldeiaSocket(environment);
         inheritReceiveBufferSize(socket);
-        socket.acceptFrom(accepted, new byte[0], bootstrapTimeoutMillis);
+        socket.acceptFrom(accepted, new byte[0], Bootstrap.DEFAULT_TIMEOUT_MILLIS);
         return socket;
     }
 
@@ -166,16 +167,16 @@ public class AldeiaServerSocket extends ServerSocket {
     /** Stops listening; a thread blocked in accept gets a SocketException. Idempotent. */
     @Override
     public void close() throws IOException {
-        ServerSocketChannel toClose;
+        BackgroundAcceptor<AldeiaSocket> toClose;
         synchronized (stateLock) {
             if (closed) {
                 return;
             }
             closed = true;
-            toClose = listener;
+            toClose = acceptor;
         }
         if (toClose != null) {
-            toClose.close();
+            toClose.close(); // closes the listener too
         }
     }
 
