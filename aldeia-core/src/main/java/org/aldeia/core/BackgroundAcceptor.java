@@ -160,9 +160,26 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
         acceptor.interrupt();
         try {
             listener.close();
+            awaitAcceptorEnd();
         } finally {
             preparing.forEach(BackgroundAcceptor::closeQuietly);
             closeAll();
+        }
+    }
+
+    /**
+     * The kernel keeps listening until the acceptor's accept call has returned (the call holds
+     * the socket), so a close that returned at once could leave the port taken for a moment:
+     * a new server socket bound to it right away would fail.
+     */
+    private void awaitAcceptorEnd() {
+        if (Thread.currentThread() == acceptor) {
+            return;
+        }
+        try {
+            acceptor.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
