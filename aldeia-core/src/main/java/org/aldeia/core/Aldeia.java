@@ -44,10 +44,17 @@ public final class Aldeia {
         SocketRules rules = configuration.rules();
         try {
             Socket.setSocketImplFactory(() -> new InstalledSocketImpl(AldeiaEnvironment::global, rules));
+        } catch (SocketException e) {
+            throw (SocketException) new SocketException("Aldeia cannot be installed: another SocketImplFactory is "
+                    + "installed in this JVM (Socket.setSocketImplFactory: " + e.getMessage() + ")").initCause(e);
+        }
+        try {
             ServerSocket.setSocketFactory(() -> new InstalledServerSocketImpl(AldeiaEnvironment::global, rules));
         } catch (SocketException e) {
-            throw (SocketException) new SocketException("Aldeia cannot be installed: another socket implementation "
-                    + "factory is installed in this JVM (" + e.getMessage() + ")").initCause(e);
+            // The JDK cannot take a factory back: new Sockets are Aldeia's from now on, server sockets not.
+            throw (SocketException) new SocketException("Aldeia is only half installed: new Sockets use it, but "
+                    + "another server SocketImplFactory is installed in this JVM (ServerSocket.setSocketFactory: "
+                    + e.getMessage() + ")").initCause(e);
         }
         installed = rules;
         LOG.info("Aldeia installed: java.net sockets use Aldeia where the rules say so ({}: {})",

@@ -111,8 +111,12 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             listener = channel;
             localAddress = (InetSocketAddress) channel.getLocalAddress();
+            AldeiaEnvironment env = environment;
+            StoredSocketOptions stored = options;
             acceptor = new BackgroundAcceptor<>(channel, backlog < 1 ? DEFAULT_BACKLOG : backlog,
-                    "port " + localAddress.getPort(), this::bootstrap);
+                    "port " + localAddress.getPort(), accepted -> bootstrap(env, stored, accepted));
+            // As the JDK's server sockets are, one dropped without close is closed once unreachable.
+            PlainChannelCleaner.closeWhenUnreachable(this, acceptor);
         }
     }
 
@@ -145,23 +149,22 @@ public class AldeiaServerSocket extends ServerSocket {
         return connections.accept(soTimeout);
     }
 
-    /** The server side of the bootstrap, on a connection just taken from the listener. */
-    private AldeiaSocket bootstrap(SocketChannel accepted) throws IOException {
+    /**
+     * The server side of the bootstrap, on a connection just taken from the listener; static,
+     * so that the acceptor thread running it does not keep this server socket reachable. As
+     * java.net's accepted sockets inherit their listener's SO_RCVBUF, a value set on the server
+     * socket sizes the receive buffers of every connection accepted (see
+     * {@link AldeiaSocket#setReceiveBufferSize}).
+     */
+    private static AldeiaSocket bootstrap(AldeiaEnvironment environment, StoredSocketOptions options,
+            SocketChannel accepted) throws IOException {
         AldeiaSocket socket = new AldeiaSocket(environment);
-        inheritReceiveBufferSize(socket);
+        Optional<Integer> receiveBufferSize = options.explicit(StandardSocketOptions.SO_RCVBUF);
+        if (receiveBufferSize.isPresent()) {
+            socket.setReceiveBufferSize(receiveBufferSize.get());
+        }
         socket.acceptFrom(accepted, new byte[0], Bootstrap.DEFAULT_TIMEOUT_MILLIS);
         return socket;
-    }
-
-    /**
-     * As java.net's accepted sockets inherit their listener's SO_RCVBUF, a value set here sizes
-     * the receive buffers of every connection accepted (see {@link AldeiaSocket#setReceiveBufferSize}).
-     */
-    private void inheritReceiveBufferSize(AldeiaSocket socket) throws SocketException {
-        Optional<Integer> size = options.explicit(StandardSocketOptions.SO_RCVBUF);
-        if (size.isPresent()) {
-            socket.setReceiveBufferSize(size.get());
-        }
     }
 
     /** Stops listening; a thread blocked in accept gets a SocketException. Idempotent. */

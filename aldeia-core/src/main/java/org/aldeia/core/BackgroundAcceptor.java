@@ -82,9 +82,14 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
                 continue;
             }
             preparing.add(accepted);
-            Thread preparer = new Thread(() -> prepare(accepted), "aldeia-prepare-" + name);
-            preparer.setDaemon(true);
-            preparer.start();
+            try {
+                Thread preparer = new Thread(() -> prepare(accepted), "aldeia-prepare-" + name);
+                preparer.setDaemon(true);
+                preparer.start();
+            } catch (Throwable noThread) { // e.g. OutOfMemoryError: unable to create native thread
+                dropped(accepted, noThread);
+                pause();
+            }
         }
     }
 
@@ -98,18 +103,11 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
     }
 
     private void prepare(SocketChannel accepted) {
-        String client = describe(accepted);
         T connection;
         try {
             connection = preparation.prepare(accepted);
-        } catch (IOException | RuntimeException e) {
-            preparing.remove(accepted);
-            closeQuietly(accepted);
-            slots.release();
-            if (!closed) {
-                LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})",
-                        name, client, e.getMessage());
-            }
+        } catch (Throwable e) { // an Error too: the slot and the channel must be given back
+            dropped(accepted, e);
             return;
         }
         // Out of the set close() empties before it can be accepted: once accepted it is the
@@ -121,6 +119,18 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
         }
     }
 
+    /** A connection that could not be prepared: closed, its slot given back, logged. */
+    private void dropped(SocketChannel accepted, Throwable why) {
+        String client = describe(accepted);
+        preparing.remove(accepted);
+        closeQuietly(accepted);
+        slots.release();
+        if (!closed) {
+            LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})", name,
+                    client, why.toString());
+        }
+    }
+
     /**
      * The next prepared connection.
      *
@@ -129,13 +139,7 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
      * @throws SocketException "Socket is closed" once the acceptor is closed, also while waiting
      */
     T accept(int timeoutMillis) throws IOException {
-        Optional<T> next;
-        try {
-            next = timeoutMillis == 0 ? prepared.take() : prepared.poll(timeoutMillis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SocketException("accept was interrupted");
-        }
+        Optional<T> next = awaitNext(timeoutMillis);
         if (next == null) {
             throw new SocketTimeoutException("Accept timed out");
         }
@@ -145,6 +149,31 @@ final class BackgroundAcceptor<T extends Closeable> implements Closeable {
         }
         slots.release();
         return next.get();
+    }
+
+    /**
+     * Waits as java.net's accept does on a platform thread: an interrupt does not end the wait
+     * (nor close anything); the thread's interrupt status is set again when it returns.
+     *
+     * @return the next entry, or null if {@code timeoutMillis} (not 0) passed first
+     */
+    private Optional<T> awaitNext(int timeoutMillis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return timeoutMillis == 0 ? prepared.take()
+                            : prepared.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**

@@ -46,11 +46,6 @@ final class ChannelRelease implements Runnable {
         this.open = open;
     }
 
-    /** Aldeia's cleaner, for other resources an unreachable socket must give back. */
-    static Cleaner cleaner() {
-        return Holder.CLEANER;
-    }
-
     /**
      * Arranges for {@code channel} to be closed when {@code owner} becomes unreachable, and
      * keeps it in {@code open} until it is released.

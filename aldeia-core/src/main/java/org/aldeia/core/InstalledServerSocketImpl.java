@@ -4,6 +4,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * client a plain socket that still delivers the bytes looked at; without a matching rule every
  * connection is plain. So a server keeps accepting the clients of a mixed cluster.
  *
- * <p>Under a bind rule the connections are accepted and looked at in the background
+ * <p>Connections are accepted, and under a bind rule looked at, in the background
  * ({@link BackgroundAcceptor}): a silent or slow client never holds accept for the others, and
  * a client whose Aldeia bootstrap fails (it died, it is not what it claimed) does not make
  * accept fail, as a client's trouble never makes java.net's accept fail: it is logged and the
@@ -39,18 +40,14 @@ final class InstalledServerSocketImpl extends SocketImpl {
     private static final Logger LOG = LoggerFactory.getLogger(InstalledServerSocketImpl.class);
     private static final int DEFAULT_BACKLOG = 50;
 
-    private final Supplier<AldeiaEnvironment> environment;
     private final SocketRules rules;
-    private final int detectMillis;
+    /** Prepares accepted clients; apart from this object, so that its acceptor thread does not keep it reachable. */
+    private final ClientPreparation preparation;
 
     private volatile ServerSocketChannel listener;
     private InetSocketAddress requested;
-    /** The bind rule this server socket is under, or null: every client is plain TCP. */
-    private volatile SocketRule rule;
     private volatile int soTimeout;
-    /** SO_RCVBUF if the user set it: the Aldeia sockets accepted inherit it, as java.net's do. */
-    private volatile Integer receiveBufferSize;
-    /** Set by listen when a bind rule matches: it accepts and tells clients apart in the background. */
+    /** Set by listen: it accepts in the background, and tells clients apart under a bind rule. */
     private volatile BackgroundAcceptor<Accepted> acceptor;
     private volatile boolean closed;
 
@@ -61,14 +58,15 @@ final class InstalledServerSocketImpl extends SocketImpl {
     /** @param detectMillis how long a silent client is waited for before it counts as plain TCP */
     InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules, int detectMillis) {
         // Opens nothing: java.net.ServerSocket creates an impl for every server socket, AldeiaServerSocket's too.
-        this.environment = environment;
         this.rules = rules;
-        this.detectMillis = detectMillis;
+        this.preparation = new ClientPreparation(environment, detectMillis);
     }
 
     @Override
     protected void create(boolean stream) throws IOException {
         listener = ServerSocketChannel.open();
+        // As the JDK's server sockets are, one dropped without close is closed once unreachable.
+        PlainChannelCleaner.closeWhenUnreachable(this, listener);
     }
 
     /** java.net.ServerSocket calls bind, then listen: the channel binds and listens in one step. */
@@ -80,13 +78,26 @@ final class InstalledServerSocketImpl extends SocketImpl {
     @Override
     protected void listen(int backlog) throws IOException {
         int queue = backlog < 1 ? DEFAULT_BACKLOG : backlog;
-        listener().bind(requested, queue);
-        rule = rules.matchBind(requested).orElse(null);
-        if (rule != null) {
-            LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", getLocalPort(),
-                    rule);
-            acceptor = new BackgroundAcceptor<>(listener, queue, "port " + getLocalPort(), this::prepare);
+        SocketRule matched;
+        try {
+            matched = rules.matchBind(requested).orElse(null);
+        } catch (UncheckedIOException e) { // this host's interfaces could not be listed
+            throw (SocketException) new SocketException(e.getMessage()).initCause(e);
         }
+        listener().bind(requested, queue);
+        int port = getLocalPort();
+        BackgroundAcceptor.Preparation<Accepted> prepare;
+        if (matched != null) {
+            LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", port, matched);
+            ClientPreparation clients = preparation; // not this: the acceptor thread must not keep it reachable
+            prepare = accepted -> clients.prepare(accepted, port);
+        } else {
+            prepare = accepted -> new Accepted(accepted.socket(), new byte[0]);
+        }
+        // Also without a rule: the application's accept then waits on a queue, which an interrupt
+        // does not end, where an interrupted wait in the channel's accept would close the listener.
+        acceptor = new BackgroundAcceptor<>(listener, queue, "port " + port, prepare);
+        PlainChannelCleaner.closeWhenUnreachable(this, acceptor);
     }
 
     /** An accepted connection, ready for the application: an AldeiaSocket, or a plain one and its first bytes. */
@@ -97,37 +108,49 @@ final class InstalledServerSocketImpl extends SocketImpl {
         }
     }
 
+    /** What the acceptor thread runs for each client: it refers to no server socket. */
+    private static final class ClientPreparation {
+        private final Supplier<AldeiaEnvironment> environment;
+        private final int detectMillis;
+        /** SO_RCVBUF if the user set it: the Aldeia sockets accepted inherit it, as java.net's do. */
+        private volatile Integer receiveBufferSize;
+
+        ClientPreparation(Supplier<AldeiaEnvironment> environment, int detectMillis) {
+            this.environment = environment;
+            this.detectMillis = detectMillis;
+        }
+
+        /** Tells the client's kind by its first bytes and, for an Aldeia client, runs the bootstrap. */
+        Accepted prepare(SocketChannel accepted, int port) throws IOException {
+            BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
+            String client = BackgroundAcceptor.describe(accepted);
+            if (!verdict.aldeia()) {
+                LOG.debug("Aldeia accept on port {} from {}: plain TCP client", port, client);
+                return new Accepted(accepted.socket(), verdict.firstBytes());
+            }
+            AldeiaSocket socket = new AldeiaSocket(environment.get());
+            Integer inherited = receiveBufferSize;
+            if (inherited != null) {
+                socket.setReceiveBufferSize(inherited);
+            }
+            socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
+            LOG.debug("Aldeia accept on port {} from {}: Aldeia client", port, client);
+            return new Accepted(socket, new byte[0]);
+        }
+    }
+
     @Override
     protected void accept(SocketImpl s) throws IOException {
         if (!(s instanceof InstalledSocketImpl target)) {
             throw new SocketException("cannot accept into " + s.getClass().getName()
                     + ": Aldeia's socket implementation factory is not the one installed");
         }
-        if (acceptor == null) {
-            SocketChannel accepted = BlockingAccept.accept(listener(), soTimeout, () -> closed);
-            target.accepted(accepted.socket(), new byte[0]);
-            return;
+        BackgroundAcceptor<Accepted> connections = acceptor;
+        if (connections == null) {
+            throw new SocketException(closed ? "Socket is closed" : "Socket is not bound yet");
         }
-        Accepted accepted = acceptor.accept(soTimeout);
+        Accepted accepted = connections.accept(soTimeout);
         target.accepted(accepted.connection(), accepted.firstBytes());
-    }
-
-    /** Tells the client's kind by its first bytes and, for an Aldeia client, runs the bootstrap. */
-    private Accepted prepare(SocketChannel accepted) throws IOException {
-        BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
-        String client = BackgroundAcceptor.describe(accepted);
-        if (!verdict.aldeia()) {
-            LOG.debug("Aldeia accept on port {} from {}: plain TCP client", getLocalPort(), client);
-            return new Accepted(accepted.socket(), verdict.firstBytes());
-        }
-        AldeiaSocket socket = new AldeiaSocket(environment.get());
-        Integer inherited = receiveBufferSize;
-        if (inherited != null) {
-            socket.setReceiveBufferSize(inherited);
-        }
-        socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
-        LOG.debug("Aldeia accept on port {} from {}: Aldeia client", getLocalPort(), client);
-        return new Accepted(socket, new byte[0]);
     }
 
     @Override
@@ -178,7 +201,7 @@ final class InstalledServerSocketImpl extends SocketImpl {
             case SO_REUSEADDR -> adaptor.setReuseAddress((Boolean) value);
             case SO_RCVBUF -> {
                 adaptor.setReceiveBufferSize((Integer) value);
-                receiveBufferSize = (Integer) value;
+                preparation.receiveBufferSize = (Integer) value;
             }
             default -> throw new SocketException("server socket option " + optID + " is not supported");
         }
@@ -200,7 +223,7 @@ final class InstalledServerSocketImpl extends SocketImpl {
     protected <T> void setOption(SocketOption<T> name, T value) throws IOException {
         listener().setOption(name, value);
         if (name == StandardSocketOptions.SO_RCVBUF) {
-            receiveBufferSize = (Integer) value;
+            preparation.receiveBufferSize = (Integer) value;
         }
     }
 

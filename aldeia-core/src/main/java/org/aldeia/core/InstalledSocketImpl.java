@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * plain socket. Accepted sockets get their delegate from {@link InstalledServerSocketImpl}.
  *
  * <p>Options set before connect are remembered and set again on an AldeiaSocket that takes
- * over, so the application sees the values it set whichever way the connection goes.
+ * over, so the application sees the values it set whichever way the connection goes (options
+ * that only TCP has are left out there).
  */
 final class InstalledSocketImpl extends SocketImpl {
 
@@ -68,32 +69,19 @@ final class InstalledSocketImpl extends SocketImpl {
                     + "is installed");
         }
         SocketChannel channel = SocketChannel.open();
-        closeWhenUnreachable(channel);
+        // As the JDK's own sockets do, a socket dropped without close gives its descriptor back once
+        // unreachable; an AldeiaSocket that takes the channel over closes it itself, and again is harmless.
+        PlainChannelCleaner.closeWhenUnreachable(this, channel);
         synchronized (lock) {
             unconnected = channel;
             delegate = channel.socket();
         }
     }
 
-    /**
-     * As the JDK's own sockets do, a socket dropped without close gives its file descriptor back
-     * once unreachable; an AldeiaSocket that took the channel over closes it itself (again: a
-     * channel's close is idempotent).
-     */
-    private void closeWhenUnreachable(SocketChannel channel) {
-        ChannelRelease.cleaner().register(this, () -> {
-            try {
-                channel.close();
-            } catch (IOException e) {
-                LOG.debug("closing the channel of an unreachable socket: {}", e.toString());
-            }
-        });
-    }
-
     /** Gives an accepted socket its connection: an AldeiaSocket, or a plain one and its first bytes. */
     void accepted(Socket connection, byte[] alreadyRead) {
         if (connection.getChannel() != null) {
-            closeWhenUnreachable(connection.getChannel());
+            PlainChannelCleaner.closeWhenUnreachable(this, connection.getChannel());
         }
         synchronized (lock) {
             delegate = connection;
@@ -126,13 +114,12 @@ final class InstalledSocketImpl extends SocketImpl {
         Socket connecting;
         synchronized (lock) {
             if (closed || unconnected == null) {
-                throw new SocketException(closed ? "Socket is closed" : "Socket is not created");
+                // a connect after a failed one: java.net.Socket closed this socket when it failed
+                throw new SocketException(closed || delegate != null ? "Socket closed" : "Socket is not created");
             }
             if (rule.isPresent()) {
                 AldeiaSocket aldeia = new AldeiaSocket(environment.get(), unconnected);
-                for (Setting setting : settings.values()) {
-                    setting.applyTo(aldeia);
-                }
+                replaySettings(aldeia);
                 delegate = aldeia;
             }
             connecting = delegate;
@@ -141,6 +128,22 @@ final class InstalledSocketImpl extends SocketImpl {
         LOG.debug("Aldeia connect to {}:{}: {}", remote.getAddress().getHostAddress(), remote.getPort(),
                 rule.map(matched -> "Aldeia (" + matched + ")").orElse("plain TCP (no connect rule matches)"));
         connecting.connect(remote, timeout);
+    }
+
+    /**
+     * Sets again on the AldeiaSocket that takes over what was set on the plain channel. An
+     * option only TCP has (TCP_KEEPIDLE, SO_REUSEPORT...), which the channel accepted, means
+     * nothing to an Aldeia connection and is left out rather than failing the connect.
+     */
+    private void replaySettings(AldeiaSocket aldeia) throws IOException {
+        for (Map.Entry<Object, Setting> setting : settings.entrySet()) {
+            try {
+                setting.getValue().applyTo(aldeia);
+            } catch (UnsupportedOperationException tcpOnly) {
+                LOG.debug("Aldeia connect: option {} applies to TCP only; not set on the Aldeia connection",
+                        setting.getKey());
+            }
+        }
     }
 
     @Override

@@ -2,6 +2,7 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketException;
@@ -12,7 +13,8 @@ import java.util.Objects;
  * The streams of a plain TCP connection that an installed socket carries on an NIO channel's
  * socket. They throw what java.net's own sockets throw: the channel reports a closed or shut
  * down socket with ClosedChannelException (or AsynchronousCloseException, a close from another
- * thread), java.net with SocketException. The input stream first delivers the bytes a server
+ * thread) and a reset or broken connection with a bare IOException; java.net reports every one
+ * of them with SocketException (timeouts stay SocketTimeoutException). The input stream first delivers the bytes a server
  * read to tell a plain client from an Aldeia one ({@link BootstrapDetector}).
  */
 final class PlainSocketStreams {
@@ -27,7 +29,10 @@ final class PlainSocketStreams {
         return new Output(socket, socket.getOutputStream());
     }
 
-    private static SocketException translated(Socket socket, ClosedChannelException e, boolean writing) {
+    private static SocketException translated(Socket socket, IOException e, boolean writing) {
+        if (!(e instanceof ClosedChannelException)) {
+            return (SocketException) new SocketException(e.getMessage()).initCause(e);
+        }
         String message = socket.isClosed() ? "Socket closed"
                 : writing && socket.isOutputShutdown() ? "Socket output is shutdown"
                 : !writing && socket.isInputShutdown() ? "Socket input is shutdown"
@@ -70,7 +75,9 @@ final class PlainSocketStreams {
             }
             try {
                 return in.read(b, off, len);
-            } catch (ClosedChannelException e) {
+            } catch (SocketException | InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
                 throw translated(socket, e, false);
             }
         }
@@ -83,7 +90,9 @@ final class PlainSocketStreams {
             }
             try {
                 return waiting + in.available();
-            } catch (ClosedChannelException e) {
+            } catch (SocketException | InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
                 throw translated(socket, e, false);
             }
         }
@@ -112,7 +121,9 @@ final class PlainSocketStreams {
         public void write(byte[] b, int off, int len) throws IOException {
             try {
                 out.write(b, off, len);
-            } catch (ClosedChannelException e) {
+            } catch (SocketException | InterruptedIOException e) {
+                throw e;
+            } catch (IOException e) {
                 throw translated(socket, e, true);
             }
         }

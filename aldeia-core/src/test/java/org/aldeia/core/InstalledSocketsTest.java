@@ -129,6 +129,61 @@ class InstalledSocketsTest {
         }
     }
 
+    /** An option only TCP has, accepted by the plain channel before connect, must not fail an Aldeia connect. */
+    @Test
+    void aTcpOnlyOptionSetBeforeConnectIsLeftOutOfAnAldeiaConnection() throws Exception {
+        SocketRules rules = rules("connect 127.0.0.1 *");
+        try (ImplServerSocket server = new ImplServerSocket(rules)) {
+            CompletableFuture<Socket> accepted = acceptAsync(server);
+            InstalledSocketImpl impl = clientImpl(rules);
+            try (Socket client = new ImplSocket(impl)) {
+                client.setOption(jdk.net.ExtendedSocketOptions.TCP_KEEPIDLE, 30);
+                client.connect(server.getLocalSocketAddress(), 5000);
+                try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
+                    assertTrue(impl.isAldeia());
+                    exchange(client, peer);
+                }
+            }
+        }
+    }
+
+    /** java.net reports a reset connection with SocketException; an NIO channel with a bare IOException. */
+    @Test
+    void aResetPlainConnectionFailsWithSocketException() throws Exception {
+        SocketRules rules = rules("connect 10.0.0.0/8 *");
+        try (ServerSocketChannel plainServer = ServerSocketChannel.open().bind(new InetSocketAddress(LOOPBACK, 0))) {
+            try (Socket client = new ImplSocket(clientImpl(rules))) {
+                client.connect(plainServer.getLocalAddress(), 5000);
+                try (SocketChannel peer = plainServer.accept()) {
+                    peer.setOption(java.net.StandardSocketOptions.SO_LINGER, 0); // close sends a reset
+                }
+                SocketException reset = assertThrows(SocketException.class, () -> client.getInputStream().read());
+                assertTrue(reset.getMessage().contains("reset"), reset.getMessage());
+            }
+        }
+    }
+
+    /** As the JDK's: a server socket dropped without close stops listening once unreachable. */
+    @Test
+    void aServerSocketDroppedWithoutCloseFreesItsPortOnceUnreachable() throws Exception {
+        int port = dropBoundServerSocket();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (true) {
+            System.gc();
+            try (ServerSocketChannel again = ServerSocketChannel.open()) {
+                again.bind(new InetSocketAddress(LOOPBACK, port));
+                return;
+            } catch (java.net.BindException stillListening) {
+                assertTrue(System.nanoTime() < deadline, "the dropped server socket still listens on " + port);
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private int dropBoundServerSocket() throws IOException {
+        return new ImplServerSocket(SocketRules.defaults()).getLocalPort();
+    }
+
     @Test
     void aClientWithoutAConnectRuleStaysPlainTcp() throws Exception {
         SocketRules rules = rules("bind * *", "connect 10.0.0.0/8 *");
