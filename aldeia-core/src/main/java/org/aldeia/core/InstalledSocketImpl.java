@@ -52,6 +52,8 @@ final class InstalledSocketImpl extends SocketImpl {
     private volatile Socket delegate;
     /** The bytes a server read from an accepted plain client before handing it over. */
     private byte[] firstBytes = new byte[0];
+    /** A plain connection's connect, reads and writes, once the connection is known to be plain. */
+    private PlainChannelIo plain;
     private InputStream input;
     private OutputStream output;
     private boolean closed;
@@ -78,15 +80,24 @@ final class InstalledSocketImpl extends SocketImpl {
         }
     }
 
-    /** Gives an accepted socket its connection: an AldeiaSocket, or a plain one and its first bytes. */
-    void accepted(Socket connection, byte[] alreadyRead) {
-        if (connection.getChannel() != null) {
-            PlainChannelCleaner.closeWhenUnreachable(this, connection.getChannel());
-        }
+    /**
+     * Gives an accepted socket its connection: an AldeiaSocket, or a plain channel's socket and
+     * the first bytes its client sent.
+     */
+    void accepted(Socket connection, byte[] alreadyRead) throws IOException {
+        PlainChannelIo io = connection instanceof AldeiaSocket ? null : plainIo(connection.getChannel());
         synchronized (lock) {
             delegate = connection;
+            plain = io;
             firstBytes = alreadyRead;
         }
+    }
+
+    /** Takes over a plain connection's channel; closed with it when this socket is unreachable. */
+    private PlainChannelIo plainIo(SocketChannel channel) throws IOException {
+        PlainChannelIo io = new PlainChannelIo(channel);
+        PlainChannelCleaner.closeWhenUnreachable(this, io);
+        return io;
     }
 
     /** Whether the connection is carried by Aldeia rather than plain TCP (for tests). */
@@ -112,6 +123,7 @@ final class InstalledSocketImpl extends SocketImpl {
         }
         Optional<SocketRule> rule = rules.matchConnect(remote);
         Socket connecting;
+        PlainChannelIo plainConnecting;
         synchronized (lock) {
             if (closed || unconnected == null) {
                 // a connect after a failed one: java.net.Socket closed this socket when it failed
@@ -121,13 +133,20 @@ final class InstalledSocketImpl extends SocketImpl {
                 AldeiaSocket aldeia = new AldeiaSocket(environment.get(), unconnected);
                 replaySettings(aldeia);
                 delegate = aldeia;
+            } else {
+                plain = plainIo(unconnected);
             }
             connecting = delegate;
+            plainConnecting = plain;
             unconnected = null;
         }
         LOG.debug("Aldeia connect to {}:{}: {}", remote.getAddress().getHostAddress(), remote.getPort(),
                 rule.map(matched -> "Aldeia (" + matched + ")").orElse("plain TCP (no connect rule matches)"));
-        connecting.connect(remote, timeout);
+        if (plainConnecting != null) {
+            plainConnecting.connect(remote, timeout);
+        } else {
+            connecting.connect(remote, timeout);
+        }
     }
 
     /**
@@ -166,8 +185,7 @@ final class InstalledSocketImpl extends SocketImpl {
         synchronized (lock) {
             if (input == null) {
                 Socket socket = socket();
-                input = socket instanceof AldeiaSocket ? socket.getInputStream()
-                        : PlainSocketStreams.input(socket, firstBytes);
+                input = plain == null ? socket.getInputStream() : PlainSocketStreams.input(socket, plain, firstBytes);
             }
             return input;
         }
@@ -178,7 +196,7 @@ final class InstalledSocketImpl extends SocketImpl {
         synchronized (lock) {
             if (output == null) {
                 Socket socket = socket();
-                output = socket instanceof AldeiaSocket ? socket.getOutputStream() : PlainSocketStreams.output(socket);
+                output = plain == null ? socket.getOutputStream() : PlainSocketStreams.output(socket, plain);
             }
             return output;
         }
@@ -192,12 +210,20 @@ final class InstalledSocketImpl extends SocketImpl {
     @Override
     protected void close() throws IOException {
         Socket toClose;
+        PlainChannelIo plainToClose;
         synchronized (lock) {
             closed = true;
             toClose = delegate;
+            plainToClose = plain;
         }
-        if (toClose != null) {
-            toClose.close();
+        try {
+            if (toClose != null) {
+                toClose.close();
+            }
+        } finally {
+            if (plainToClose != null) {
+                plainToClose.close(); // wakes the reads and writes waiting on it
+            }
         }
     }
 

@@ -10,23 +10,25 @@ import java.nio.channels.ClosedChannelException;
 import java.util.Objects;
 
 /**
- * The streams of a plain TCP connection that an installed socket carries on an NIO channel's
- * socket. They throw what java.net's own sockets throw: the channel reports a closed or shut
- * down socket with ClosedChannelException (or AsynchronousCloseException, a close from another
- * thread) and a reset or broken connection with a bare IOException; java.net reports every one
- * of them with SocketException (timeouts stay SocketTimeoutException). The input stream first delivers the bytes a server
- * read to tell a plain client from an Aldeia one ({@link BootstrapDetector}).
+ * The streams of a plain TCP connection that an installed socket carries on an NIO channel
+ * ({@link PlainChannelIo} does the waiting; {@code socket} is the channel's socket, for
+ * SO_TIMEOUT, the state and available()). They throw what java.net's own sockets throw: the
+ * channel reports a closed or shut down socket with ClosedChannelException and a reset or
+ * broken connection with a bare IOException; java.net reports every one of them with
+ * SocketException (timeouts stay SocketTimeoutException). The input stream first delivers the
+ * bytes a server read to tell a plain client from an Aldeia one ({@link BootstrapDetector}).
  */
 final class PlainSocketStreams {
 
     private PlainSocketStreams() {}
 
-    static InputStream input(Socket socket, byte[] firstBytes) throws IOException {
-        return new Input(socket, socket.getInputStream(), firstBytes);
+    static InputStream input(Socket socket, PlainChannelIo io, byte[] firstBytes) throws IOException {
+        // The socket's own stream cannot read a channel in non-blocking mode, but it can count.
+        return new Input(socket, io, socket.getInputStream(), firstBytes);
     }
 
-    static OutputStream output(Socket socket) throws IOException {
-        return new Output(socket, socket.getOutputStream());
+    static OutputStream output(Socket socket, PlainChannelIo io) {
+        return new Output(socket, io);
     }
 
     private static SocketException translated(Socket socket, IOException e, boolean writing) {
@@ -42,13 +44,15 @@ final class PlainSocketStreams {
 
     private static final class Input extends InputStream {
         private final Socket socket;
-        private final InputStream in;
+        private final PlainChannelIo io;
+        private final InputStream counter;
         private final byte[] firstBytes;
         private int delivered;
 
-        Input(Socket socket, InputStream in, byte[] firstBytes) {
+        Input(Socket socket, PlainChannelIo io, InputStream counter, byte[] firstBytes) {
             this.socket = socket;
-            this.in = in;
+            this.io = io;
+            this.counter = counter;
             this.firstBytes = firstBytes;
         }
 
@@ -74,7 +78,7 @@ final class PlainSocketStreams {
                 }
             }
             try {
-                return in.read(b, off, len);
+                return io.read(b, off, len, socket.getSoTimeout());
             } catch (SocketException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
@@ -89,7 +93,7 @@ final class PlainSocketStreams {
                 waiting = firstBytes.length - delivered;
             }
             try {
-                return waiting + in.available();
+                return waiting + counter.available();
             } catch (SocketException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
@@ -99,17 +103,17 @@ final class PlainSocketStreams {
 
         @Override
         public void close() throws IOException {
-            in.close();
+            socket.close();
         }
     }
 
     private static final class Output extends OutputStream {
         private final Socket socket;
-        private final OutputStream out;
+        private final PlainChannelIo io;
 
-        Output(Socket socket, OutputStream out) {
+        Output(Socket socket, PlainChannelIo io) {
             this.socket = socket;
-            this.out = out;
+            this.io = io;
         }
 
         @Override
@@ -119,8 +123,9 @@ final class PlainSocketStreams {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
+            Objects.checkFromIndexSize(off, len, b.length);
             try {
-                out.write(b, off, len);
+                io.write(b, off, len);
             } catch (SocketException | InterruptedIOException e) {
                 throw e;
             } catch (IOException e) {
@@ -130,7 +135,7 @@ final class PlainSocketStreams {
 
         @Override
         public void close() throws IOException {
-            out.close();
+            socket.close();
         }
     }
 }

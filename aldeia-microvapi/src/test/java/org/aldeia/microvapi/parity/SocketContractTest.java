@@ -38,6 +38,7 @@ import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Timeout;
@@ -252,6 +253,38 @@ class SocketContractTest {
             server.close();
             assertFailsPromptlyWith(SocketException.class, accept);
             assertTrue(server.isClosed());
+        }
+    }
+
+    /**
+     * java.net's sockets ignore an interrupt on a platform thread: the blocked read goes on, the
+     * connection stays open, and the thread keeps its interrupt status (an NIO channel in
+     * blocking mode would be closed instead).
+     */
+    @ForEachKind
+    void anInterruptNeitherEndsABlockedReadNorClosesTheSocket(SocketKind kind) throws Exception {
+        try (FarEndProcess.Request echo = farEnd(kind).listen(ECHO);
+                Socket socket = kind.connectedSocket(LOOPBACK, echo.port())) {
+            InputStream in = socket.getInputStream();
+            AtomicBoolean stillInterrupted = new AtomicBoolean();
+            FutureTask<Integer> read = new FutureTask<>(() -> {
+                int b = in.read();
+                stillInterrupted.set(Thread.currentThread().isInterrupted());
+                return b;
+            });
+            Thread reader = new Thread(read, "contract-interrupted-read");
+            reader.setDaemon(true);
+            reader.start();
+            assertStillBlocked(read);
+            reader.interrupt();
+            assertStillBlocked(read);
+            assertFalse(socket.isClosed());
+            socket.getOutputStream().write(42);
+            socket.getOutputStream().flush();
+            assertEquals(42, read.get(PROMPT_SECONDS, TimeUnit.SECONDS));
+            assertTrue(stillInterrupted.get(), "the reader keeps its interrupt status");
+            socket.close();
+            assertEquals("echoed 1", echo.outcome());
         }
     }
 
