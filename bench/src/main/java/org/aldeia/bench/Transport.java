@@ -19,6 +19,8 @@ enum Transport {
      */
     ALDEIA_INSTALLED("JDK Socket, Aldeia installed (auto: sci)", null, List.of(), Map.of(),
             List.of("connect 127.0.0.1 *")),
+    /** What installing Aldeia costs the connections it leaves plain: no connect rule, so plain TCP. */
+    INSTALLED_PLAIN("JDK Socket, Aldeia installed, no rule (TCP)", null, List.of()),
     ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
     ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
     /**
@@ -88,7 +90,7 @@ enum Transport {
 
     /** Whether the row's sockets are java.net's own, made after {@link Aldeia#install()}. */
     boolean isInstalled() {
-        return this == ALDEIA_INSTALLED;
+        return this == ALDEIA_INSTALLED || this == INSTALLED_PLAIN;
     }
 
     /** What both JVMs of this transport need on their command line. */
