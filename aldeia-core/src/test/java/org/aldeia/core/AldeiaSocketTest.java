@@ -30,27 +30,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.aldeia.core.TestEnvironments.Pair;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(60)
-class AldeiaSocketTest {
+class AldeiaSocketTest extends InMemoryEnvironmentTest {
 
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-    private AldeiaEnvironment environment;
-
-    @BeforeEach
-    void start() {
-        environment = TestEnvironments.inMemory();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        environment.close();
-    }
 
     @Test
     void connectAndAcceptReportTheBootstrapAddresses() throws Exception {

@@ -23,27 +23,14 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.TestEnvironments.Pair;
 import org.aldeia.core.memory.InMemoryTransportProvider;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 @Timeout(60)
-class AldeiaStreamsTest {
+class AldeiaStreamsTest extends InMemoryEnvironmentTest {
 
-    private AldeiaEnvironment environment;
-
-    @BeforeEach
-    void start() {
-        environment = TestEnvironments.inMemory();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        environment.close();
-    }
 
     /**
      * Writes {@code total} random bytes in random-sized writes, flushes and shuts the output

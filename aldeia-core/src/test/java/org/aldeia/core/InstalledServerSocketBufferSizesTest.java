@@ -12,8 +12,6 @@ import java.net.Socket;
 import java.net.StandardSocketOptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -22,19 +20,8 @@ import org.junit.jupiter.api.Timeout;
  * it accepts, as it does for java.net's accepted sockets (mtu 1000 in these tests).
  */
 @Timeout(60)
-class InstalledServerSocketBufferSizesTest {
+class InstalledServerSocketBufferSizesTest extends InMemoryEnvironmentTest {
 
-    private AldeiaEnvironment environment;
-
-    @BeforeEach
-    void start() {
-        environment = TestEnvironments.inMemory();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        environment.close();
-    }
 
     /** java.net.ServerSocket over the installed impl, under the default bind rule. */
     private final class InstalledServer extends ServerSocket {

@@ -25,8 +25,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * tells Aldeia clients from plain TCP ones without losing a byte of either.
  */
 @Timeout(60)
-class InstalledSocketsTest {
+class InstalledSocketsTest extends InMemoryEnvironmentTest {
 
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
     /** Short, so that the silent-client case is quick; real servers wait BootstrapDetector.WAIT_MILLIS. */
@@ -48,17 +46,6 @@ class InstalledSocketsTest {
     @TempDir
     Path directory;
 
-    private AldeiaEnvironment environment;
-
-    @BeforeEach
-    void start() {
-        environment = TestEnvironments.inMemory();
-    }
-
-    @AfterEach
-    void stop() throws IOException {
-        environment.close();
-    }
 
     /** java.net.Socket over a given impl, as {@code new Socket()} is once Aldeia is installed. */
     private static final class ImplSocket extends Socket {
