@@ -34,7 +34,8 @@ public final class Demo {
     private static final List<SocketKind> KINDS = List.of(SocketKind.ALDEIA, SocketKind.JDK);
 
     static final String USAGE = String.join("\n",
-            "usage: Demo [--iterations 100] [--warmup 10] [--max-exponent 6] [--runs 100] [--big-runs 10]",
+            "usage: Demo [--iterations 100] [--warmup 10] [--jit-warmup-ms 500] [--max-exponent 6] [--runs 100]",
+            "            [--big-runs 10]",
             "  ping-pong: --iterations timed round trips per size after --warmup untimed ones;",
             "  serialization: int[] of 10^1 .. 10^max-exponent (7 at most), --runs each, --big-runs from 10^6.");
 
@@ -47,14 +48,16 @@ public final class Demo {
 
     static void run(String[] args, PrintStream out) throws Exception {
         Arguments arguments = Arguments.parse(args,
-                Set.of("iterations", "warmup", "max-exponent", "runs", "big-runs"), Set.of());
+                Set.of("iterations", "warmup", "jit-warmup-ms", "max-exponent", "runs", "big-runs"), Set.of());
         if (arguments.role() != null) {
             throw new IllegalArgumentException("unexpected argument '" + arguments.role() + "'");
         }
         List<String> pingPongOptions = List.of(
                 "--sizes", SWEEP, "--large", join(HEADLINE_SIZES),
                 "--iterations", String.valueOf(arguments.integer("iterations", 100, 1)),
-                "--warmup", String.valueOf(arguments.integer("warmup", 10, 0)));
+                "--warmup", String.valueOf(arguments.integer("warmup", 10, 0)),
+                "--jit-warmup-ms", String.valueOf(arguments.integer("jit-warmup-ms",
+                        PingPong.DEFAULT_JIT_WARMUP_MILLIS, 0)));
         List<String> serializationOptions = List.of(
                 "--max-exponent", String.valueOf(arguments.integer("max-exponent", Serialization.BIG_EXPONENT, 1)),
                 "--runs", String.valueOf(arguments.integer("runs", 100, 1)),

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   PingPong server --port P --impl aldeia|jdk
  *   PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500] [--large 65536,1048576]
- *                   [--iterations 100] [--warmup 10] [--csv]
+ *                   [--iterations 100] [--warmup 10] [--jit-warmup-ms 500] [--csv]
  * </pre>
  * The server serves one client and exits when it says it is done.
  */
@@ -23,11 +23,19 @@ public final class PingPong {
 
     private static final Logger log = LoggerFactory.getLogger(PingPong.class);
 
+    /**
+     * The thesis's 10 untimed round trips per size leave a fresh JVM's send and receive paths
+     * interpreted for the first sizes, which times the JIT rather than the network.
+     */
+    static final int DEFAULT_JIT_WARMUP_MILLIS = 500;
+
     static final String USAGE = String.join("\n",
             "usage: PingPong server --port P --impl aldeia|jdk",
             "       PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500]",
-            "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--csv]",
+            "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--jit-warmup-ms 500]",
+            "                       [--csv]",
             "  sizes: comma-separated sizes in bytes or start:end:step ranges; --large adds sizes after the sweep;",
+            "  --jit-warmup-ms: untimed 1 KiB round trips first, so that both JVMs run compiled code (0: none);",
             "  size 0 is a round trip of the 4-byte length header alone; --csv prints size,iterations,total_ms lines.");
 
     private PingPong() {
@@ -39,7 +47,8 @@ public final class PingPong {
 
     static void run(String[] args, PrintStream out) throws Exception {
         Arguments arguments = Arguments.parse(args,
-                Set.of("host", "port", "impl", "sizes", "large", "iterations", "warmup"), Set.of("csv"));
+                Set.of("host", "port", "impl", "sizes", "large", "iterations", "warmup", "jit-warmup-ms"),
+                Set.of("csv"));
         String role = arguments.role();
         if ("server".equals(role)) {
             serve(arguments.kind(), arguments.requiredInteger("port", 0), out);
@@ -51,9 +60,10 @@ public final class PingPong {
             int port = arguments.requiredInteger("port", 1);
             int iterations = arguments.integer("iterations", 100, 1);
             int warmup = arguments.integer("warmup", 10, 0);
+            int jitWarmupMillis = arguments.integer("jit-warmup-ms", DEFAULT_JIT_WARMUP_MILLIS, 0);
             List<PingPongResult> results;
             try (Socket socket = kind.connect(host, port)) {
-                results = new PingPongClient(socket).run(sizes, iterations, warmup);
+                results = new PingPongClient(socket).run(sizes, iterations, warmup, jitWarmupMillis);
             }
             if (arguments.flag("csv")) {
                 printCsv(results, out);

@@ -12,11 +12,12 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The measuring side of the ping-pong (thesis Fig. 5.2): for each size, round trips of one
- * frame, timed over {@code iterations} after {@code warmup} untimed ones. Every echo is compared
- * byte for byte with what was sent.
+ * frame, timed over {@code iterations} after {@code warmup} untimed ones, once a JIT warm-up has
+ * run. Every echo is compared byte for byte with what was sent.
  */
 final class PingPongClient {
 
@@ -28,8 +29,19 @@ final class PingPongClient {
         this.out = socket.getOutputStream();
     }
 
-    /** Measures every size in order, then tells the server the session is over. */
-    List<PingPongResult> run(List<Integer> sizes, int iterations, int warmup) throws IOException {
+    /** The size of the JIT warm-up's messages: one block of the default mtu. */
+    static final int JIT_WARMUP_SIZE = 1024;
+
+    /**
+     * Measures every size in order, then tells the server the session is over.
+     *
+     * @param jitWarmupMillis how long to run untimed round trips first, so that both JVMs have
+     *     compiled the send and receive paths before anything is timed (0: none, the thesis's
+     *     method, which on a JVM times interpreted code at the first sizes)
+     */
+    List<PingPongResult> run(List<Integer> sizes, int iterations, int warmup, int jitWarmupMillis)
+            throws IOException {
+        warmUpJit(jitWarmupMillis);
         List<PingPongResult> results = new ArrayList<>();
         for (int size : sizes) {
             results.add(measure(size, iterations, warmup));
@@ -39,6 +51,15 @@ final class PingPongClient {
         out.write(end);
         out.flush();
         return results;
+    }
+
+    private void warmUpJit(int millis) throws IOException {
+        byte[][] frames = alternatingFrames(JIT_WARMUP_SIZE);
+        byte[] echo = new byte[HEADER_BYTES + JIT_WARMUP_SIZE];
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        for (int k = 0; millis > 0 && System.nanoTime() < end; k++) {
+            roundTrip(frames[k & 1], echo, k);
+        }
     }
 
     private PingPongResult measure(int size, int iterations, int warmup) throws IOException {

@@ -28,7 +28,7 @@ class ChildJvmTest {
             String ready = server.awaitLineContaining(MainRunner.READY, Duration.ofSeconds(60));
             assertTrue(ready.endsWith(" " + port), ready);
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", port)) {
-                List<PingPongResult> results = new PingPongClient(socket).run(List.of(10, 5000), 3, 0);
+                List<PingPongResult> results = new PingPongClient(socket).run(List.of(10, 5000), 3, 0, 0);
                 assertEquals(2, results.size());
             }
             assertEquals(List.of(), server.awaitSuccess(Duration.ofSeconds(30)));

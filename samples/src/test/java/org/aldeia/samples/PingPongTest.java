@@ -59,7 +59,7 @@ class PingPongTest {
             Future<Long> echoed = serveOnce(server, PingPongServer::serve);
             List<PingPongResult> results;
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
-                results = new PingPongClient(socket).run(sizes, 5, 2);
+                results = new PingPongClient(socket).run(sizes, 5, 2, 0);
             }
             assertEquals(sizes, results.stream().map(PingPongResult::size).toList());
             for (PingPongResult result : results) {
@@ -67,6 +67,21 @@ class PingPongTest {
                 assertTrue(result.totalMillis() > 0, "time of " + result);
             }
             assertEquals(sizes.size() * (5 + 2), echoed.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void theJitWarmUpRunsUntimedRoundTripsForItsTimeBeforeTheSizes() throws Exception {
+        try (ServerSocket server = SocketKind.JDK.serverSocket(0)) {
+            Future<Long> echoed = serveOnce(server, PingPongServer::serve);
+            List<PingPongResult> results;
+            long start = System.nanoTime();
+            try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
+                results = new PingPongClient(socket).run(List.of(100), 5, 2, 200);
+            }
+            assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) >= 200);
+            assertEquals(5, results.get(0).iterations(), "the warm-up is not timed");
+            assertTrue(echoed.get(10, TimeUnit.SECONDS) > 5 + 2, "warm-up round trips were echoed too");
         }
     }
 
@@ -81,7 +96,7 @@ class PingPongTest {
                 return null;
             });
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
-                IOException e = assertThrows(IOException.class, () -> new PingPongClient(socket).run(List.of(100), 3, 0));
+                IOException e = assertThrows(IOException.class, () -> new PingPongClient(socket).run(List.of(100), 3, 0, 0));
                 assertTrue(e.getMessage().contains("differs") && e.getMessage().contains("frame byte 103"), e.getMessage());
             }
         }
@@ -102,7 +117,7 @@ class PingPongTest {
                 return null;
             });
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
-                IOException e = assertThrows(IOException.class, () -> new PingPongClient(socket).run(List.of(10), 3, 0));
+                IOException e = assertThrows(IOException.class, () -> new PingPongClient(socket).run(List.of(10), 3, 0, 0));
                 assertTrue(e.getMessage().contains("round trip 1"), e.getMessage());
             }
         }
