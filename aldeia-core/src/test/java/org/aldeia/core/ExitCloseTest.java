@@ -1,7 +1,6 @@
 package org.aldeia.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.Mockito.doAnswer;
@@ -13,12 +12,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import org.aldeia.core.AldeiaEnvironmentTest.FakeProvider;
 import org.aldeia.core.spi.Channel;
-import org.aldeia.core.spi.Endpoint;
-import org.aldeia.core.spi.EndpointSizes;
-import org.aldeia.core.spi.Transport;
-import org.aldeia.core.spi.TransportProvider;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -59,10 +54,8 @@ class ExitCloseTest {
 
     @Test
     void aChannelThatCannotDeliverDoesNotHoldTheExitAndTheTransportIsLeftOpen() throws Exception {
-        AtomicBoolean transportClosed = new AtomicBoolean();
-        AldeiaEnvironment environment = new AldeiaEnvironment(
-                () -> TestEnvironments.configuration("SOCKET_FAKE"), () -> List.of(provider(transportClosed)), false);
-        environment.transport();
+        FakeProvider provider = new FakeProvider("SOCKET_FAKE", true, null);
+        AldeiaEnvironment environment = startedOn(provider);
         CountDownLatch never = new CountDownLatch(1);
         Object socket = new Object();
         environment.track(socket, stuckChannel(never), 0);
@@ -72,52 +65,22 @@ class ExitCloseTest {
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
         assertTrue(millis >= 200 && millis < 5_000, "waited " + millis + " ms");
-        assertFalse(transportClosed.get(), "the transport stays under the channel still closing");
+        assertEquals(0, provider.closed.get(), "the transport stays under the channel still closing");
         never.countDown();
     }
 
     @Test
     void withNothingLeftOpenTheTransportClosesAtOnce() throws Exception {
-        AtomicBoolean transportClosed = new AtomicBoolean();
-        AldeiaEnvironment environment = new AldeiaEnvironment(
-                () -> TestEnvironments.configuration("SOCKET_FAKE"), () -> List.of(provider(transportClosed)), false);
-        environment.transport();
-        environment.closeAtExit(5_000);
-        assertTrue(transportClosed.get());
+        FakeProvider provider = new FakeProvider("SOCKET_FAKE", true, null);
+        startedOn(provider).closeAtExit(5_000);
+        assertEquals(1, provider.closed.get());
     }
 
-    private static TransportProvider provider(AtomicBoolean closed) {
-        return new TransportProvider() {
-            @Override
-            public String socketType() {
-                return "SOCKET_FAKE";
-            }
-
-            @Override
-            public boolean isAvailable() {
-                return true;
-            }
-
-            @Override
-            public Transport open(AldeiaConfiguration configuration) {
-                return new Transport() {
-                    @Override
-                    public String description() {
-                        return "fake";
-                    }
-
-                    @Override
-                    public Endpoint createEndpoint(int socketId, EndpointSizes sizes) {
-                        throw new UnsupportedOperationException();
-                    }
-
-                    @Override
-                    public void close() {
-                        closed.set(true);
-                    }
-                };
-            }
-        };
+    private static AldeiaEnvironment startedOn(FakeProvider provider) throws IOException {
+        AldeiaEnvironment environment = new AldeiaEnvironment(() -> TestEnvironments.configuration(provider.type),
+                () -> List.of(provider), false);
+        environment.transport();
+        return environment;
     }
 
     /** A channel whose close waits for a peer that never takes the data. */
