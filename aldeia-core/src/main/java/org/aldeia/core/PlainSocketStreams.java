@@ -31,6 +31,23 @@ final class PlainSocketStreams {
         return new Output(socket, io);
     }
 
+    /** One call on the channel. */
+    @FunctionalInterface
+    private interface ChannelCall<T> {
+        T run() throws IOException;
+    }
+
+    /** Runs {@code call}, throwing what java.net would: SocketException, or a timeout as it is. */
+    private static <T> T asJavaNet(Socket socket, boolean writing, ChannelCall<T> call) throws IOException {
+        try {
+            return call.run();
+        } catch (SocketException | InterruptedIOException e) {
+            throw e;
+        } catch (IOException e) {
+            throw translated(socket, e, writing);
+        }
+    }
+
     private static SocketException translated(Socket socket, IOException e, boolean writing) {
         if (!(e instanceof ClosedChannelException)) {
             return (SocketException) new SocketException(e.getMessage()).initCause(e);
@@ -77,13 +94,7 @@ final class PlainSocketStreams {
                     return n;
                 }
             }
-            try {
-                return io.read(b, off, len, socket.getSoTimeout());
-            } catch (SocketException | InterruptedIOException e) {
-                throw e;
-            } catch (IOException e) {
-                throw translated(socket, e, false);
-            }
+            return asJavaNet(socket, false, () -> io.read(b, off, len, socket.getSoTimeout()));
         }
 
         @Override
@@ -92,13 +103,7 @@ final class PlainSocketStreams {
             synchronized (firstBytes) {
                 waiting = firstBytes.length - delivered;
             }
-            try {
-                return waiting + counter.available();
-            } catch (SocketException | InterruptedIOException e) {
-                throw e;
-            } catch (IOException e) {
-                throw translated(socket, e, false);
-            }
+            return waiting + asJavaNet(socket, false, counter::available);
         }
 
         @Override
@@ -124,13 +129,10 @@ final class PlainSocketStreams {
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
             Objects.checkFromIndexSize(off, len, b.length);
-            try {
+            asJavaNet(socket, true, () -> {
                 io.write(b, off, len);
-            } catch (SocketException | InterruptedIOException e) {
-                throw e;
-            } catch (IOException e) {
-                throw translated(socket, e, true);
-            }
+                return null;
+            });
         }
 
         @Override
