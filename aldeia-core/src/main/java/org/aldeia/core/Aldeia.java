@@ -42,6 +42,7 @@ public final class Aldeia {
         }
         AldeiaConfiguration configuration = AldeiaConfiguration.load();
         SocketRules rules = configuration.rules();
+        AldeiaEnvironment.global(configuration); // the environment starts later, from this reading
         try {
             Socket.setSocketImplFactory(() -> new InstalledSocketImpl(AldeiaEnvironment::global, rules));
         } catch (SocketException e) {

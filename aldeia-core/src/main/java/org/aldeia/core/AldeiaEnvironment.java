@@ -66,9 +66,22 @@ public final class AldeiaEnvironment implements Closeable {
      * {@link AldeiaConfiguration#load()}, providers from {@link ServiceLoader}.
      */
     public static AldeiaEnvironment global() {
+        return globalReading(AldeiaConfiguration::load);
+    }
+
+    /**
+     * The environment of this JVM as {@link #global()}, but created, if it does not exist yet,
+     * with {@code configuration} already read: {@link Aldeia#install()} reads the file for its
+     * rules, and reading it again would resolve the rules' host names a second time.
+     */
+    static AldeiaEnvironment global(AldeiaConfiguration configuration) {
+        return globalReading(() -> configuration);
+    }
+
+    private static AldeiaEnvironment globalReading(ConfigurationSource source) {
         synchronized (GLOBAL_LOCK) {
             if (global == null) {
-                global = new AldeiaEnvironment(AldeiaConfiguration::load, AldeiaEnvironment::installedProviders, true);
+                global = new AldeiaEnvironment(source, AldeiaEnvironment::installedProviders, true);
             }
             return global;
         }
