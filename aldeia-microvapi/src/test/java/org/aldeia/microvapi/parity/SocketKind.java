@@ -69,25 +69,25 @@ enum SocketKind {
         @Override
         Socket newSocket() {
             install();
-            return new Socket();
+            return JDK.newSocket();
         }
 
         @Override
         Socket connectedSocket(InetAddress address, int port) throws IOException {
             install();
-            return new Socket(address, port);
+            return JDK.connectedSocket(address, port);
         }
 
         @Override
         ServerSocket newServerSocket() throws IOException {
             install();
-            return new ServerSocket();
+            return JDK.newServerSocket();
         }
 
         @Override
         ServerSocket boundServerSocket(int port, int backlog, InetAddress address) throws IOException {
             install();
-            return new ServerSocket(port, backlog, address);
+            return JDK.boundServerSocket(port, backlog, address);
         }
 
         @Override
