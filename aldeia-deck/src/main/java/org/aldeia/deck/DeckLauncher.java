@@ -49,6 +49,8 @@ public final class DeckLauncher {
     private Duration timeout = Duration.ofSeconds(60);
     private boolean inheritOutput;
     private Path workDir;
+    /** CPU of node i (taskset -c), or empty: the scheduler places every process. */
+    private int[] cpus = new int[0];
 
     public DeckLauncher(int nodes, Class<?> mainClass, String... args) {
         if (nodes < 1) {
@@ -111,6 +113,19 @@ public final class DeckLauncher {
      */
     public DeckLauncher inheritOutput() {
         this.inheritOutput = true;
+        return this;
+    }
+
+    /**
+     * Pins node i to CPU {@code cpus[i]} (taskset -c) for runs that measure, such as the bench's
+     * pinned placement (server on core 0, client on core 1): on a small virtual machine where
+     * the processes run decides how long a cross-core wake-up takes. Needs taskset (util-linux).
+     */
+    public DeckLauncher pinned(int... nodeCpus) {
+        if (nodeCpus.length != nodes) {
+            throw new IllegalArgumentException(nodeCpus.length + " CPUs given for " + nodes + " nodes");
+        }
+        this.cpus = nodeCpus.clone();
         return this;
     }
 
@@ -206,7 +221,12 @@ public final class DeckLauncher {
             Files.writeString(conf, lines, StandardCharsets.UTF_8);
             options.add("-Daldeia.configuration=" + conf.toAbsolutePath());
         }
-        ProcessBuilder builder = new ProcessBuilder(javaCommand(options, mainClass, args));
+        List<String> command = new ArrayList<>();
+        if (cpus.length > 0) {
+            command.addAll(List.of("taskset", "-c", Integer.toString(cpus[id])));
+        }
+        command.addAll(javaCommand(options, mainClass, args));
+        ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(environment);
         builder.environment().put(Deck.ENV_ID, Integer.toString(id));
         builder.environment().put(Deck.ENV_NODES, Integer.toString(nodes));

@@ -22,12 +22,15 @@ import org.slf4j.LoggerFactory;
  * nodes file); then one table on stdout, {@code bench-results.csv} and {@code bench-results.png}
  * in the output directory. A transport that cannot run becomes an "n/a (reason)" row.
  *
- * <pre>Bench [--quick] [--out DIR] [--only name,name,...]</pre>
+ * <pre>Bench [--quick] [--pin] [--out DIR] [--only name,name,...]</pre>
+ *
+ * <p>{@code --pin} runs the server on core 0 and the client on core 1 (taskset), the placement
+ * where every wake-up crosses cores; without it the scheduler places both.
  */
 public final class Bench {
 
     private static final Logger log = LoggerFactory.getLogger(Bench.class);
-    private static final String USAGE = "usage: Bench [--quick] [--out DIR] [--only "
+    private static final String USAGE = "usage: Bench [--quick] [--pin] [--out DIR] [--only "
             + String.join(",", Arrays.stream(Transport.values()).map(Transport::optionName).toList()) + "]";
 
     private Bench() {
@@ -38,11 +41,12 @@ public final class Bench {
         try {
             BenchArguments arguments = BenchArguments.parse(args);
             boolean quick = arguments.flag("quick");
+            boolean pin = arguments.flag("pin");
             Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
             List<Transport> transports = selected(arguments.value("only", null));
             List<TransportResult> results = new ArrayList<>();
             for (Transport transport : transports) {
-                results.add(run(transport, out, quick));
+                results.add(run(transport, out, quick, pin));
             }
             System.out.println();
             System.out.print(ResultTable.render(results, BenchClient.SIZES));
@@ -73,7 +77,7 @@ public final class Bench {
     }
 
     /** Runs one transport's two JVMs; a failure becomes the result's reason, never an exception. */
-    static TransportResult run(Transport transport, Path out, boolean quick) throws IOException, InterruptedException {
+    static TransportResult run(Transport transport, Path out, boolean quick, boolean pin) throws IOException, InterruptedException {
         Path dir = out.resolve("bench-runs").resolve(transport.optionName());
         Files.createDirectories(dir);
         Path rendezvous = dir.resolve("server.address");
@@ -90,6 +94,9 @@ public final class Bench {
                     .jvmOptions(transport.jvmOptions().toArray(String[]::new))
                     .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
                     .workDir(dir);
+            if (pin) {
+                launcher.pinned(0, 1);
+            }
             // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport;
             // dynamic rows with settings share one aldeia.conf.
             DeckLauncher.Result run;

@@ -9,7 +9,7 @@ import java.util.Set;
 final class BenchArguments {
 
     private static final Set<String> VALUE_OPTIONS = Set.of("transport", "rendezvous", "scratch", "out", "only");
-    private static final Set<String> FLAG_OPTIONS = Set.of("quick");
+    private static final Set<String> FLAG_OPTIONS = Set.of("quick", "pin");
 
     private final Map<String, String> values;
     private final Set<String> flags;
