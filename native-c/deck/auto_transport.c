@@ -4,10 +4,13 @@
  * side: tcp always (it listens, and carries the other hosts), sci when its segments could be
  * set up (otherwise every peer is tcp, and deck_peer_describe says why).
  *
- * A contact is tcp's "port=N", then ",shm=<boot id>.<node>.<nonce>" when sci is up. A peer is
- * sci when its boot id is this host's and its control segment maps here carrying that nonce
- * (same user, same /dev/shm, and its process visible in our /proc: a container with its own
- * namespaces fails that and stays tcp). Each peer's route is fixed when it is added.
+ * A process that connects tells its peer "shm=<boot id>.<node>.<nonce>" when sci is up, else
+ * "tcp" (deck_contact); the peer answers with its own "shm=..." when it will reach the process
+ * through sci, else with "port=N" of a tcp listener it opens for it (deck_contact_for), so a
+ * process whose peers all share its host listens on nothing. A peer is sci when its boot id is
+ * this host's and its control segment maps here carrying that nonce (same user, same /dev/shm,
+ * and its process visible in our /proc: a container with its own namespaces fails that and
+ * stays tcp). Each peer's route is fixed when it is added.
  *
  * Receiving always goes through sci's retrieve when sci is up: it scans the mailbox's shared
  * areas and the local queue, where tcp's readers put what other hosts send and then ring the
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sci.h"
+#include "tcp.h"
 
 #define ROUTES 8192                /* open addressing, a power of two above 2 x DECK_MAX_NODES */
 
@@ -104,16 +108,24 @@ static int auto_barrier(void)
 
 static int auto_contact(char *buf, size_t len)
 {
-    int rc = deck_tcp_transport.contact(buf, len);
-    if (rc || !au.sci_up) return rc;
-    size_t used = strlen(buf);
-    int n = snprintf(buf + used, len - used, ",shm=");
-    if (n < 0 || (size_t)n >= len - used || (rc = sci_dyn_contact(buf + used + n, len - used - (size_t)n)))
+    if (!au.sci_up) return deck_tcp_transport.contact(buf, len);
+    int n = snprintf(buf, len, "shm="), rc;
+    if (n < 0 || (size_t)n >= len || (rc = sci_dyn_contact(buf + n, len - (size_t)n)))
         return deck_fail(DECK_EINVAL, "deck_contact: buffer of %zu bytes too small", len);
     return DECK_OK;
 }
 
-/* "<boot id>.<node>.<nonce hex>" of a contact's shm part; 0 when it is not that. */
+/* The value of part `key` ("shm=") of a contact "part,part,...", or NULL. */
+static const char *contact_part(const char *contact, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *p = contact; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (strncmp(p, key, n) == 0) return p + n;
+    return NULL;
+}
+
+/* "<boot id>.<node>.<nonce hex>" of a contact's shm part (up to a ',' or the end); 0 when it
+ * is not that. */
 static int parse_shm(const char *shm, char *boot, size_t boot_len, int *node, uint64_t *nonce)
 {
     const char *dot = strchr(shm, '.');
@@ -125,7 +137,7 @@ static int parse_shm(const char *shm, char *boot, size_t boot_len, int *node, ui
     if (end == dot + 1 || *end != '.' || n < 0 || n >= SCI_DYN_NODES) return 0;
     const char *hex = end + 1;
     unsigned long long x = strtoull(hex, &end, 16);
-    if (end == hex || *end || x == 0) return 0;
+    if (end == hex || (*end && *end != ',') || x == 0) return 0;
     *node = (int)n;
     *nonce = x;
     return 1;
@@ -147,25 +159,29 @@ static int choose(const char *shm, route_t *r)
     return VIA_SCI;
 }
 
-static int auto_add_peer(int id, const char *host, const char *contact)
+static int auto_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
 {
-    const char *shm = strstr(contact, ",shm=");
-    size_t tcp_len = shm ? (size_t)(shm - contact) : strlen(contact);
-    char tcp_contact[DECK_CONTACT_MAX];
-    if (tcp_len >= sizeof tcp_contact) return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is too long", contact);
-    memcpy(tcp_contact, contact, tcp_len);
-    tcp_contact[tcp_len] = '\0';
+    route_t r = { 0 };
+    int why = choose(contact_part(peer_contact, "shm="), &r);
+    free(r.detail);
+    if (why < 0) return why;
+    return why == VIA_SCI ? auto_contact(buf, len) : deck_tcp_transport.contact_for(peer_contact, local_addr, buf, len);
+}
+
+static int auto_add_peer(int id, const char *host, const char *contact, const uint8_t *key)
+{
+    const char *shm = contact_part(contact, "shm=");
     pthread_mutex_lock(&au.lock);
     /* tcp knows every peer, so the contact is checked the same way for all and a peer added
      * again at another address is refused the same way. */
-    int rc = deck_tcp_transport.add_peer(id, host, tcp_contact);
+    int rc = deck_tcp_transport.add_peer(id, host, contact, key);
     if (rc || find(id)) goto out;
     if (au.count == DECK_MAX_NODES) {
         rc = deck_fail(DECK_ENOMEM, "deck_add_peer: more than %d peers", DECK_MAX_NODES);
         goto out;
     }
     route_t r = { 0 };
-    if ((r.why = choose(shm ? shm + 5 : NULL, &r)) < 0) {
+    if ((r.why = choose(shm, &r)) < 0) {
         rc = r.why;
         goto out;
     }
@@ -240,7 +256,9 @@ const deck_transport_t deck_auto_transport = {
     .lookup = auto_lookup,
     .barrier = auto_barrier,
     .contact = auto_contact,
+    .contact_for = auto_contact_for,
     .add_peer = auto_add_peer,
+    .peer_key = tcp_peer_key,
     .peer_count = auto_peer_count,
     .peer_at = auto_peer_at,
     .peer_gone = auto_peer_gone,

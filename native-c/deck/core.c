@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include "auth.h"
 #include "transport.h"
 
 enum { MODE_NONE, MODE_STATIC, MODE_DYNAMIC };
@@ -89,7 +90,8 @@ int deck_init_static(int id, int nnodes, const char *nodes_file)
     int rc = pick_transport(0, &tp);
     if (rc) return rc;
     deck_node_addr_t *nodes;
-    if ((rc = deck_nodes_read(nodes_file, nnodes, &nodes))) return rc;
+    if ((rc = deck_auth_load_run_secret())) return rc;
+    if ((rc = deck_nodes_read(nodes_file, nnodes, &nodes))) { deck_auth_clear(); return rc; }
     deck_table_init();
     snprintf(core.nodes_file, sizeof core.nodes_file, "%s", nodes_file);
     core.self = id;
@@ -98,7 +100,7 @@ int deck_init_static(int id, int nnodes, const char *nodes_file)
     core.mode = MODE_STATIC;      /* before init: reader threads may ask deck_core_self() */
     rc = tp->init_static(id, nnodes, nodes);
     free(nodes);
-    if (rc) { memset(&core, 0, sizeof core); deck_table_done(); }
+    if (rc) { memset(&core, 0, sizeof core); deck_table_done(); deck_auth_clear(); }
     return rc;
 }
 
@@ -173,6 +175,7 @@ int deck_done(void)
     if (core.mode == MODE_NONE) return deck_fail(DECK_ESTATE, "deck_done: DECK is not initialised");
     core.tp->done();
     deck_table_done();
+    deck_auth_clear();
     memset(&core, 0, sizeof core);
     return DECK_OK;
 }
@@ -200,13 +203,36 @@ int deck_contact(char *buf, size_t len)
     return core.tp->contact(buf, len);
 }
 
-int deck_add_peer(int id, const char *host, const char *contact)
+int deck_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
+{
+    if (core.mode != MODE_DYNAMIC)
+        return deck_fail(DECK_ESTATE, "deck_contact_for: only a dynamic run (deck_init_dynamic) has contacts");
+    if (!peer_contact || !local_addr || !buf || !len) return deck_fail(DECK_EINVAL, "deck_contact_for: null argument");
+    return core.tp->contact_for ? core.tp->contact_for(peer_contact, local_addr, buf, len) : core.tp->contact(buf, len);
+}
+
+int deck_add_peer(int id, const char *host, const char *contact, const unsigned char key[DECK_KEY_BYTES])
 {
     if (core.mode != MODE_DYNAMIC)
         return deck_fail(DECK_ESTATE, "deck_add_peer: only a dynamic run (deck_init_dynamic) adds peers");
-    if (!host || !contact || id < 0 || id == core.self)
+    if (!host || !contact || !key || id < 0 || id == core.self)
         return deck_fail(DECK_EINVAL, "deck_add_peer: bad peer %d (this process is %d)", id, core.self);
-    return core.tp->add_peer(id, host, contact);
+    return core.tp->add_peer(id, host, contact, key);
+}
+
+int deck_peer_key(int id, unsigned char key[DECK_KEY_BYTES])
+{
+    int rc = deck_core_require_init("deck_peer_key");
+    if (rc) return rc;
+    if (!key) return deck_fail(DECK_EINVAL, "deck_peer_key: no buffer");
+    const uint8_t *k = core.mode == MODE_STATIC && id >= 0 && id < core.nnodes ? deck_auth_run_key() : NULL;
+    if (k) {
+        memcpy(key, k, DECK_KEY_BYTES);
+        return DECK_OK;
+    }
+    if (core.mode == MODE_DYNAMIC && id != core.self && core.tp->peer_key && core.tp->peer_key(id, key) == DECK_OK)
+        return DECK_OK;
+    return deck_fail(DECK_ENOTFOUND, "deck_peer_key: node %d was never introduced to this process", id);
 }
 
 int deck_peer_describe(int id, char *buf, size_t len)

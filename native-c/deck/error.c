@@ -1,8 +1,12 @@
 /* Result codes and the per-thread text of the last failure. */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "internal.h"
+
+#define LOG_LINES_PER_SECOND 20
 
 /* Thread-local so that concurrent callers each read the text of their own failure. */
 static _Thread_local char last_error[512];
@@ -23,6 +27,7 @@ const char *deck_strerror(int code)
     case DECK_ECONFIG:   return "bad configuration";
     case DECK_ETIMEDOUT: return "timed out";
     case DECK_ECLOSED:   return "mailbox destroyed";
+    case DECK_EPROTO:    return "protocol violated by the peer";
     default:             return "unknown DECK error code";
     }
 }
@@ -61,4 +66,48 @@ int deck_fail_errno(int code, int err, const char *fmt, ...)
         snprintf(last_error + n, sizeof last_error - (size_t)n, ": %s",
                  strerror_r(err, errbuf, sizeof errbuf));
     return code;
+}
+
+static deck_log_fn log_hook;
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t log_second;
+static int    log_lines, log_dropped;
+
+void deck_set_log(deck_log_fn fn) { __atomic_store_n(&log_hook, fn, __ATOMIC_RELEASE); }
+
+static void emit(const char *line)
+{
+    deck_log_fn fn = __atomic_load_n(&log_hook, __ATOMIC_ACQUIRE);
+    if (fn) fn(line);
+    else fprintf(stderr, "%s\n", line);
+}
+
+/* An attacker can make a line per connection: the rate limit keeps that from flooding the log. */
+void deck_log(const char *fmt, ...)
+{
+    char line[640];
+    int n = snprintf(line, sizeof line, "deck: ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+    va_end(ap);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&log_lock);
+    int dropped = 0, keep;
+    if (now.tv_sec != log_second) {
+        dropped = log_dropped;
+        log_second = now.tv_sec;
+        log_lines = log_dropped = 0;
+    }
+    keep = log_lines++ < LOG_LINES_PER_SECOND;
+    if (!keep) log_dropped++;
+    pthread_mutex_unlock(&log_lock);
+    if (dropped) {
+        char more[96];
+        snprintf(more, sizeof more, "deck: %d more log lines left out (at most %d a second)", dropped,
+                 LOG_LINES_PER_SECOND);
+        emit(more);
+    }
+    if (keep) emit(line);
 }

@@ -17,6 +17,9 @@ int deck_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int deck_fail_text(int code, const char *text);
 /* Same, with strerror(err) appended. */
 int deck_fail_errno(int code, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* One log line (deck_set_log), rate limited: for what no caller is there to be told, such as a
+ * connection ended by a bad frame from its peer. */
+void deck_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- time (thread.c) ---- */
 /* Absolute CLOCK_MONOTONIC time `ms` from now: the clock every condvar of libdeck uses. */
@@ -57,6 +60,14 @@ int  deck_core_deliver(int index, deck_qmsg_t *m);
 void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
 int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
 void deck_entry_watch(void *entry, int node);
+/* Whether mailbox `index` admits a message of len bytes from process `from`, checked before
+ * anything is allocated for it: DECK_OK; DECK_ENOTFOUND, no such mailbox (any more: the message
+ * is dropped); DECK_EPROTO, the sender broke the rules (too long, or the mailbox is watched for
+ * another process), with the text. */
+int  deck_table_admit(int index, unsigned long len, int from);
+void deck_entry_limit(void *entry, unsigned long limit);
+/* DECK_MSG_MAX (default 1 GiB): the longest message any mailbox admits. */
+unsigned long deck_msg_max(void);
 int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */
 /* Takes the queue's head without waiting: 1 taken, 0 empty, DECK_ETRUNC (left queued). */
 int  deck_entry_poll(void *entry, deck_msg_t *msg);

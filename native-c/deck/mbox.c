@@ -66,29 +66,59 @@ static int lookup_everywhere(const char *name, int *node, int *index)
     return DECK_ENOTFOUND;
 }
 
-int deck_mbox_clone(deck_mbox_t *mb, const char *name)
+/* One pass over `only` (>= 0) or over this process and every peer. */
+static int lookup_pass(int only, const char *name, int *node, int *index)
 {
-    int rc = deck_core_require_init("deck_mbox_clone");
-    if (rc || (rc = check_name(name, "deck_mbox_clone"))) return rc;
-    if (!mb) return deck_fail(DECK_EINVAL, "deck_mbox_clone: null mailbox");
+    if (only == deck_core_self() || only < 0) {
+        if (deck_table_find(name, index) == DECK_OK) { *node = deck_core_self(); return DECK_OK; }
+        if (only >= 0) return DECK_ENOTFOUND;
+    }
+    if (only >= 0) {
+        int rc = deck_core_transport()->lookup(only, name, index);
+        if (rc == DECK_OK) *node = only;
+        return rc == DECK_EPEER ? rc : rc == DECK_OK ? DECK_OK : DECK_ENOTFOUND;
+    }
+    return lookup_everywhere(name, node, index);
+}
+
+static int clone_from(deck_mbox_t *mb, int only, const char *name, const char *fn)
+{
+    int rc = deck_core_require_init(fn);
+    if (rc || (rc = check_name(name, fn))) return rc;
+    if (!mb) return deck_fail(DECK_EINVAL, "%s: null mailbox", fn);
     int timeout = deck_env_int("DECK_CLONE_TIMEOUT_MS", 10000);
     struct timespec deadline;
     deck_deadline(&deadline, timeout);
     int node, index;
-    while ((rc = lookup_everywhere(name, &node, &index)) == DECK_ENOTFOUND) {
-        if (deck_deadline_passed(&deadline))
-            return deck_fail(DECK_ENOTFOUND, "deck_mbox_clone: no mailbox named '%s' in any of the %d "
-                             "processes after %d ms", name, deck_numnodes(), timeout);
+    while ((rc = lookup_pass(only, name, &node, &index)) == DECK_ENOTFOUND) {
+        if (deck_deadline_passed(&deadline)) {
+            if (only >= 0)
+                return deck_fail(DECK_ENOTFOUND, "%s: no mailbox named '%s' at node %d after %d ms", fn, name, only, timeout);
+            return deck_fail(DECK_ENOTFOUND, "%s: no mailbox named '%s' in any of the %d processes after %d ms", fn,
+                             name, deck_numnodes(), timeout);
+        }
         /* Bounded sleep: the owner has not created the name yet, nothing to wait on locally. */
         struct timespec pause = { 0, CLONE_RETRY_MS * 1000000L };
         nanosleep(&pause, NULL);
     }
+    if (rc) return rc;
     mb->kind = DECK_MBOX_CLONED;
     mb->node = node;
     mb->index = index;
     strcpy(mb->name, name);
     mb->impl = NULL;
     return DECK_OK;
+}
+
+int deck_mbox_clone(deck_mbox_t *mb, const char *name)
+{
+    return clone_from(mb, -1, name, "deck_mbox_clone");
+}
+
+int deck_mbox_clone_at(deck_mbox_t *mb, int node, const char *name)
+{
+    if (node < 0) return deck_fail(DECK_EINVAL, "deck_mbox_clone_at: %d is not a node", node);
+    return clone_from(mb, node, name, "deck_mbox_clone_at");
 }
 
 int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
@@ -124,9 +154,19 @@ int deck_mbox_watch(deck_mbox_t *mb, int node)
 {
     int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_watch");
     if (rc) return rc;
-    if (node < 0 || node == deck_core_self())
+    if ((node < 0 && node != DECK_NOBODY) || node == deck_core_self())
         return deck_fail(DECK_EINVAL, "deck_mbox_watch: %d is not another process", node);
     deck_entry_watch(mb->impl, node);
+    return DECK_OK;
+}
+
+int deck_mbox_limit(deck_mbox_t *mb, unsigned long max_len)
+{
+    int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_limit");
+    if (rc) return rc;
+    if (max_len > deck_msg_max())
+        return deck_fail(DECK_EINVAL, "deck_mbox_limit: %lu is above DECK_MSG_MAX (%lu)", max_len, deck_msg_max());
+    deck_entry_limit(mb->impl, max_len);
     return DECK_OK;
 }
 

@@ -25,7 +25,9 @@ typedef struct mbox_entry {
     deck_qmsg_t *head, *tail;
     int          closed;
     int          waiters;       /* retrievers inside deck_entry_take */
-    int          watch_node;    /* -1: none */
+    int          watch_node;    /* -1: none, admits every process; DECK_NOBODY: admits none but this
+                                 * one; else the only other process whose messages it admits */
+    unsigned long limit;        /* the longest message it admits */
 } mbox_entry_t;
 
 static deck_mutex_t   table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -102,6 +104,7 @@ int deck_table_add(const char *name, void **entry, int *index)
     if (!e) return deck_fail(DECK_ENOMEM, "deck_mbox_create: out of memory");
     strcpy(e->name, name);
     e->watch_node = -1;
+    e->limit = deck_msg_max();
     deck_mutex_init(&e->lock);
     deck_cond_init(&e->cond);
     deck_mutex_lock(&table_lock);
@@ -178,13 +181,57 @@ void deck_table_remove(void *entry)
     free_entry(e);
 }
 
+unsigned long deck_msg_max(void)
+{
+    static unsigned long max;
+    unsigned long m = __atomic_load_n(&max, __ATOMIC_RELAXED);
+    if (!m) {
+        m = (unsigned long)deck_env_int("DECK_MSG_MAX", 1 << 30);
+        if (m == 0) m = 1;
+        __atomic_store_n(&max, m, __ATOMIC_RELAXED);
+    }
+    return m;
+}
+
+int deck_table_admit(int index, unsigned long len, int from)
+{
+    int slot = index & (MAX_SLOTS - 1), rc;
+    deck_mutex_lock(&table_lock);
+    mbox_entry_t *e = (index >= 0 && slot < nslots) ? slots[slot] : NULL;
+    if (!e || e->index != index) {
+        rc = len <= deck_msg_max() ? DECK_ENOTFOUND
+           : deck_fail(DECK_EPROTO, "a message of %lu bytes, above DECK_MSG_MAX (%lu)", len, deck_msg_max());
+    } else if (e->watch_node != -1 && e->watch_node != from) {
+        rc = e->watch_node == DECK_NOBODY
+           ? deck_fail(DECK_EPROTO, "a message for mailbox '%s', which admits no other process yet", e->name)
+           : deck_fail(DECK_EPROTO, "a message for mailbox '%s', which admits node %d only", e->name, e->watch_node);
+    } else if (len > e->limit) {
+        rc = deck_fail(DECK_EPROTO, "a message of %lu bytes for mailbox '%s', which admits %lu at most", len,
+                       e->name, e->limit);
+    } else {
+        rc = DECK_OK;
+    }
+    deck_mutex_unlock(&table_lock);
+    return rc;
+}
+
+void deck_entry_limit(void *entry, unsigned long limit)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&table_lock);
+    e->limit = limit;
+    deck_mutex_unlock(&table_lock);
+}
+
 void deck_entry_watch(void *entry, int node)
 {
     mbox_entry_t *e = entry;
+    deck_mutex_lock(&table_lock);         /* deck_table_admit reads it under this lock */
     deck_mutex_lock(&e->lock);
     e->watch_node = node;
     deck_cond_broadcast(&e->cond);   /* the node may already be gone */
     deck_mutex_unlock(&e->lock);
+    deck_mutex_unlock(&table_lock);
 }
 
 int deck_entry_watched(void *entry)

@@ -306,7 +306,7 @@ static int sci_barrier(void)
 }
 
 /* Dynamic processes are introduced by the auto transport (auto_transport.c), not here. */
-static int sci_no_peers(int id, const char *host, const char *contact)
+static int sci_no_peers(int id, const char *host, const char *contact, const uint8_t *key)
 {
     return deck_fail(DECK_ESTATE, "deck_add_peer: the sci transport is reached through DECK_TRANSPORT=auto");
 }

@@ -1,10 +1,38 @@
 /*
  * Internals of the TCP transport (tcp_*.c).
  *
- * Every process listens; to reach peer p it opens one outgoing connection, lazily, and sends
- * frames on it under a per-peer mutex. The peer runs one reader thread per incoming
- * connection, which queues DATA frames into the target mailbox and answers LOOKUP frames on
- * the same socket. A frame is a 24-byte header in network byte order, then `len` payload bytes.
+ * One connection between two processes carries frames both ways: whichever side needs the other
+ * first connects to the other's listener, and the other side uses that connection too (it may
+ * not even listen: a dynamic process listens only once a peer on another host needs to reach it,
+ * deck_contact_for). Nothing is read from a connection until it is proved (tcp_auth.c): the
+ * connecting side and the accepting side each prove with a keyed MAC over both sides' fresh
+ * nonces that they hold the key of the pair (static runs: the run key; dynamic runs: the key the
+ * bootstrap of the pair's first connection agreed). Until then a connection costs no thread:
+ * the listening side's handshakes run in one poll loop with a deadline each and caps
+ * (tcp_listen.c). A proved connection gets one reader thread (tcp_conn.c) that checks every
+ * frame against this process's limits before it allocates or touches a mailbox
+ * (tcp_frames.c); a bad frame ends only its connection.
+ *
+ * WIRE FORMAT. A frame is a 24-byte header in network byte order, then `len` payload bytes:
+ *
+ *     0        4        8        12                24
+ *     +--------+--------+--------+-----------------+----------------+
+ *     | type   | src    | index  | len (64 bits)   | payload (len)  |
+ *     +--------+--------+--------+-----------------+----------------+
+ *
+ * The handshake, before anything else on a connection (C connects, A accepts):
+ *     C -> A  AUTH1  src = C's id, index = A's id,  payload {version, flags, nonce_C[16]}   (24 B)
+ *     A -> C  AUTH2  src = A's id, index = C's id,  payload {version, flags, nonce_A[16],
+ *                                                            MAC_K("DECK tcp acceptor" ...)} (56 B)
+ *     C -> A  AUTH3  src = C's id, index = A's id,  payload {MAC_K("DECK tcp connector" ...)} (32 B)
+ * where each MAC covers C's id, A's id, nonce_C and nonce_A (auth.h). flags say whether a side
+ * wants the connection encrypted; both must agree.
+ * Then, on a proved connection, in either direction:
+ *     DATA          index = mailbox, payload = the message (at most the mailbox's limit)
+ *     LOOKUP        payload = a mailbox name (1..63 bytes, no NUL); answered on the same
+ *                   connection by LOOKUP_REPLY, index = the mailbox index or -1
+ *     BARRIER_ARRIVE / BARRIER_RELEASE   static runs: to node 0 / from node 0, no payload
+ * src is always the sender's id: a frame whose src is not the proved peer's is a bad frame.
  */
 #ifndef DECK_TCP_H
 #define DECK_TCP_H
@@ -12,15 +40,19 @@
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/uio.h>
+#include "auth.h"
 #include "transport.h"
 
 enum tcp_frame_type {
-    FRAME_HELLO = 1,        /* first frame on a connection: src says who connected */
-    FRAME_DATA,             /* index = mailbox, payload = message */
-    FRAME_LOOKUP,           /* payload = mailbox name; answered by FRAME_LOOKUP_REPLY */
-    FRAME_LOOKUP_REPLY,     /* index = mailbox index, or -1 when the name is not here */
-    FRAME_BARRIER_ARRIVE,   /* to node 0 */
-    FRAME_BARRIER_RELEASE   /* from node 0 */
+    FRAME_AUTH1 = 1,
+    FRAME_AUTH2,
+    FRAME_AUTH3,
+    FRAME_DATA,
+    FRAME_LOOKUP,
+    FRAME_LOOKUP_REPLY,
+    FRAME_BARRIER_ARRIVE,
+    FRAME_BARRIER_RELEASE
 };
 
 typedef struct tcp_frame {
@@ -30,46 +62,155 @@ typedef struct tcp_frame {
     uint64_t len;
 } tcp_frame_t;
 
-#define TCP_FRAME_BYTES 24
+#define TCP_FRAME_BYTES   24
+#define TCP_AUTH_VERSION  1
+#define TCP_AUTH1_BYTES   (8 + DECK_NONCE_BYTES)
+#define TCP_AUTH2_BYTES   (8 + DECK_NONCE_BYTES + DECK_MAC_BYTES)
+#define TCP_AUTH3_BYTES   DECK_MAC_BYTES
+#define TCP_FLAG_TLS      1u
 
-/* ---- tcp_wire.c: whole frames over a socket, never raising SIGPIPE ---- */
-/* 0, or the errno of the failure. */
-int tcp_send_frame(int fd, const tcp_frame_t *f, const void *payload);
+void tcp_frame_encode(unsigned char h[TCP_FRAME_BYTES], const tcp_frame_t *f);
+void tcp_frame_decode(const unsigned char h[TCP_FRAME_BYTES], tcp_frame_t *f);
+
+/* ---- tcp_io.c: a connection's byte stream, plain or TLS (tcp_tls.c) ---- */
+typedef struct tcp_io {
+    int   fd;
+    void *tls;                     /* SSL *, or NULL: plain */
+} tcp_io_t;
+
 /* 1: read; 0: end of stream; -errno: failure. */
-int tcp_read_full(int fd, void *buf, size_t n);
-int tcp_read_frame(int fd, tcp_frame_t *f);
-/* AF_INET address of host:port, or DECK_ECONFIG with `what` in the text. */
-int tcp_resolve(const char *host, int port, struct sockaddr_in *out, const char *what);
+int  tcp_io_read(tcp_io_t *io, void *buf, size_t n);
+/* Writes every byte of the vector: 0, or the errno of the failure. Never raises SIGPIPE. */
+int  tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt);
+/* A frame and its payload in one write (one segment for a small message with TCP_NODELAY). */
+int  tcp_io_send_frame(tcp_io_t *io, const tcp_frame_t *f, const void *payload);
+int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
+/* Wakes a thread blocked on the stream (shutdown); the descriptor stays open. */
+void tcp_io_shutdown(tcp_io_t *io);
+void tcp_io_close(tcp_io_t *io);
 
-/* ---- tcp_peers.c: the other processes and our outgoing connection to each ---- */
+/* ---- tcp_addr.c: addresses ---- */
+/* AF_INET address of host:port, or DECK_ECONFIG with `what` in the text. */
+int  tcp_resolve(const char *host, int port, struct sockaddr_in *out, const char *what);
+/* "127.0.0.1:40123" */
+void tcp_addr_text(const struct sockaddr_in *a, char *buf, size_t len);
+
+/* ---- tcp_tls.c: optional encryption (DECK_TCP_ENCRYPTION=on) ---- */
+int  tcp_tls_wanted(void);
+/* Turns a proved connection into a TLS 1.3 one keyed from the pair key and both nonces (both
+ * sides call it with the same arguments; `acceptor` says which side this is). */
+int  tcp_tls_start(tcp_io_t *io, int acceptor, const uint8_t key[DECK_KEY_BYTES],
+                   const uint8_t nonce_c[DECK_NONCE_BYTES], const uint8_t nonce_a[DECK_NONCE_BYTES],
+                   int timeout_ms, const char *origin);
+void tcp_tls_free(tcp_io_t *io);
+
+/* ---- tcp_conn.c: proved connections and their reader threads ---- */
+struct tcp_peer;
+
+typedef struct tcp_conn {
+    tcp_io_t         io;
+    struct tcp_peer *peer;
+    atomic_int       refs;         /* the reader, the peer (as its send connection), each sender */
+    atomic_int       closed;
+    deck_mutex_t     send_lock;    /* whole frames */
+    deck_thread_t    reader;
+    char             origin[96];   /* "node 5 at 127.0.0.1:41234", for logs and errors */
+    struct tcp_auth_state *tls;    /* accepted, to be encrypted by its reader first; then NULL */
+    struct tcp_conn *next;         /* all live connections */
+} tcp_conn_t;
+
+/* Takes a proved connection (fd in blocking mode) and starts its reader; DECK_OK or an error
+ * (the descriptor is then closed). It becomes the peer's send connection unless it has one:
+ * at once, or, when `accept_tls` is given (an accepted connection to encrypt), once its reader
+ * has run the TLS handshake. */
+struct tcp_auth_state;
+int  tcp_conn_start(tcp_io_t io, struct tcp_peer *peer, const char *origin, const struct tcp_auth_state *accept_tls);
+void tcp_conn_unref(tcp_conn_t *c);
+int  tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const void *payload);
+/* Ends a connection: wakes its reader; the reader ends it for good. */
+void tcp_conn_kill(tcp_conn_t *c);
+/* Stops every connection and joins every reader (deck_done). */
+void tcp_conns_stop(void);
+/* Joins the readers that have ended (they cannot join themselves). */
+void tcp_conns_reap(void);
+int  tcp_conns_live(void);                  /* live connections, for tests */
+
+/* ---- tcp_frames.c: what a reader does with each frame ---- */
+/* 1: go on; 0: the stream ended or broke (or a bad frame, logged) and the connection must end. */
+int  tcp_frame_handle(tcp_conn_t *c, const tcp_frame_t *f);
+
+/* ---- tcp_peers.c: the other processes ---- */
 typedef struct tcp_peer {
     int                id;
-    int                has_addr;    /* static: always; dynamic: once deck_add_peer was called */
-    struct sockaddr_in addr;        /* guarded by the peers table lock */
-    deck_mutex_t       out_lock;    /* serialises whole frames (and lookup round trips) */
-    int                out_fd;      /* -1: not connected yet */
-    int                broken;      /* the outgoing connection failed; it is not reopened */
-    atomic_int         gone;        /* its connection to us ended: it has left the run (seen only
-                                     * for a peer that connected, i.e. sent us anything; final
-                                     * until deck_done) */
+    int                has_addr;   /* where it listens: static always; dynamic when its contact says */
+    struct sockaddr_in addr;
+    int                has_key;    /* dynamic: agreed by the bootstrap; static: the run key */
+    uint8_t            key[DECK_KEY_BYTES];
+    tcp_conn_t        *conn;       /* the connection frames to it go on; NULL: none yet */
+    int                connecting; /* a thread is connecting to it */
+    int                gone;       /* a connection to it ended: it has left the run (final) */
+    deck_cond_t        changed;    /* conn, connecting or gone changed */
+    /* the lookup in progress on conn (one at a time, under lookup_lock) */
+    deck_mutex_t       lookup_lock;
+    int                lookup_waiting, lookup_answered, lookup_index;
 } tcp_peer_t;
+
+/* Everything in a peer (but lookup_lock) is guarded by this lock. */
+void tcp_peers_lock(void);
+void tcp_peers_unlock(void);
 
 int  tcp_peers_init(int self, int nnodes, const deck_node_addr_t *nodes);  /* nodes NULL: dynamic */
 void tcp_peers_done(void);
+int  tcp_peers_self(void);
+int  tcp_peers_static(void);
+int  tcp_peers_nodes(void);                 /* static: N */
 tcp_peer_t *tcp_peer_find(int id);
-tcp_peer_t *tcp_peer_learn(int id);       /* find, or record a dynamic peer that connected */
-int  tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host);
+/* The key `id` proves itself with: DECK_OK and *key, or DECK_ENOTFOUND (not known yet). */
+int  tcp_peer_key(int id, uint8_t key[DECK_KEY_BYTES]);
+int  tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const uint8_t key[DECK_KEY_BYTES]);
 int  tcp_peer_count(void);
 int  tcp_peer_at(int i, int *id);
-void tcp_peer_mark_gone(tcp_peer_t *p);
-/* Sends one frame to `id` (connecting first if needed, retrying a refused connect for up to
- * connect_wait_ms); with reply != NULL also reads the answer frame on that connection. */
-int  tcp_peer_send(int id, const tcp_frame_t *f, const void *payload, tcp_frame_t *reply,
-                   int connect_wait_ms, const char *what);
+int  tcp_peer_is_gone(int id);
+/* A proved connection of p ended: p has left the run. */
+void tcp_peer_lost(tcp_peer_t *p, tcp_conn_t *c);
+/* The connection to send on, with a reference (tcp_conn_unref): connects to the peer's
+ * listener, or waits up to wait_ms for the peer to connect when it does not listen. */
+int  tcp_peer_conn(int id, int wait_ms, const char *what, tcp_conn_t **out);
+/* Sends one frame to `id`. */
+int  tcp_peer_send(int id, const tcp_frame_t *f, const void *payload, int wait_ms, const char *what);
+/* Asks `id` for its mailbox `name` on the peer's connection (waiting up to connect_wait_ms for
+ * one): DECK_OK and *index, DECK_ENOTFOUND (not there, or not reachable yet), DECK_EPEER. */
+int  tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index);
+/* A LOOKUP_REPLY arrived on p's connection: 1 when a lookup was waiting for it. */
+int  tcp_peer_answer(tcp_peer_t *p, int index);
 
-/* ---- tcp_incoming.c: the listening socket, accept thread and reader threads ---- */
-int  tcp_incoming_start(int port, int *bound_port, const char *what);
-void tcp_incoming_stop(void);
+/* ---- tcp_auth.c: the handshake ---- */
+typedef struct tcp_auth_state {       /* the accepting side, step by step (tcp_listen.c) */
+    int32_t claimed;                  /* the id AUTH1 claims */
+    uint32_t flags;
+    uint8_t nonce_c[DECK_NONCE_BYTES], nonce_a[DECK_NONCE_BYTES], key[DECK_KEY_BYTES];
+} tcp_auth_state_t;
+
+/* Connecting side, blocking, bounded by timeout_ms: proves itself on fd to peer `id`. */
+int  tcp_auth_connect(tcp_io_t *io, int id, const uint8_t key[DECK_KEY_BYTES], int timeout_ms, const char *origin);
+/* Accepting side: checks AUTH1 (header and payload); DECK_OK with s->claimed and s->nonce_c,
+ * or an error saying what was wrong. */
+int  tcp_auth_check1(const tcp_frame_t *f, const uint8_t *payload, tcp_auth_state_t *s);
+/* Accepting side, once the claimed peer's key is known: the AUTH2 frame to send (header and
+ * payload, TCP_FRAME_BYTES + TCP_AUTH2_BYTES bytes). */
+int  tcp_auth_answer(tcp_auth_state_t *s, const uint8_t key[DECK_KEY_BYTES], unsigned char *out);
+/* Accepting side: checks AUTH3. */
+int  tcp_auth_check3(const tcp_auth_state_t *s, const tcp_frame_t *f, const uint8_t *payload);
+int  tcp_auth_timeout_ms(void);
+
+/* ---- tcp_listen.c: listeners and the handshakes of incoming connections ---- */
+/* Opens a listener on address:port (port 0: any) unless one is open on that address; *bound_port
+ * says which. Starts the handshake loop with the first listener. */
+int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, const char *what);
+void tcp_listen_stop(void);
+/* A key was added: handshakes waiting for it go on. */
+void tcp_listen_keys_changed(void);
+int  tcp_listen_pending(void);             /* handshakes in progress, for tests */
 
 /* ---- tcp_barrier.c ---- */
 void tcp_barrier_init(int self, int nnodes);
@@ -77,5 +218,8 @@ void tcp_barrier_done(void);
 void tcp_barrier_on_frame(const tcp_frame_t *f);
 void tcp_barrier_wake(void);
 int  tcp_barrier(void);
+
+/* ---- limits ---- */
+#define TCP_NAME_MAX (DECK_MBOX_NAME_MAX - 1)
 
 #endif

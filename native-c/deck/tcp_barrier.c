@@ -44,8 +44,7 @@ static int gone_peer(void)
 {
     for (int p = 0; p < nnodes; p++) {
         if (p == self || (self != 0 && p != 0)) continue;
-        tcp_peer_t *peer = tcp_peer_find(p);
-        if (peer && atomic_load(&peer->gone)) return p;
+        if (tcp_peer_is_gone(p)) return p;
     }
     return -1;
 }
@@ -74,12 +73,12 @@ int tcp_barrier(void)
     long round = ++rounds;
     if (self != 0) {
         tcp_frame_t f = { FRAME_BARRIER_ARRIVE, self, 0, 0 };
-        int rc = tcp_peer_send(0, &f, NULL, NULL, wait_ms, "deck_barrier");
+        int rc = tcp_peer_send(0, &f, NULL, wait_ms, "deck_barrier");
         return rc ? rc : wait_for(&releases, round);
     }
     int rc = wait_for(&arrivals, round * (nnodes - 1));
     tcp_frame_t f = { FRAME_BARRIER_RELEASE, 0, 0, 0 };
     for (int p = 1; p < nnodes && rc == DECK_OK; p++)
-        rc = tcp_peer_send(p, &f, NULL, NULL, wait_ms, "deck_barrier");
+        rc = tcp_peer_send(p, &f, NULL, wait_ms, "deck_barrier");
     return rc;
 }

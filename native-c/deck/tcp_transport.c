@@ -1,19 +1,41 @@
-/* The TCP transport's function table: wires tcp_peers, tcp_incoming and tcp_barrier together. */
+/*
+ * The TCP transport's function table: wires tcp_peers, tcp_listen, tcp_conn and tcp_barrier
+ * together. A static process listens at once on its nodes-file address; a dynamic one listens
+ * only when a peer that reaches it over tcp needs it to (deck_contact_for), on the address that
+ * peer's bootstrap came to.
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include "tcp.h"
 
-static int listen_port;
+/* How long a lookup waits for a peer that does not listen to connect (clone asks again). */
+#define LOOKUP_CONNECT_WAIT_MS 100
+
+static int listen_static(const deck_node_addr_t *me, int self)
+{
+    char what[300];
+    snprintf(what, sizeof what, "deck_init: node %d (%s:%d)", self, me->host, me->port);
+    struct sockaddr_in addr;
+    int rc = tcp_resolve(me->host, me->port, &addr, what), port;
+    if (rc) return rc;
+    /* The address the nodes file gives, so that the port is not open on every interface; a
+     * name that is not an address of this host (behind NAT) listens on all of them. */
+    if ((rc = tcp_listen_open(&addr, &port, what)) == DECK_EIO) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        rc = tcp_listen_open(&addr, &port, what);
+    }
+    return rc;
+}
 
 static int tcp_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
 {
     int rc = tcp_peers_init(self, nnodes, nodes);
     if (rc) return rc;
     tcp_barrier_init(self, nnodes);
-    char what[300];
-    snprintf(what, sizeof what, "deck_init: node %d (%s:%d)", self, nodes[self].host, nodes[self].port);
-    if ((rc = tcp_incoming_start(nodes[self].port, &listen_port, what))) {
+    if ((rc = listen_static(&nodes[self], self))) {
+        tcp_listen_stop();
         tcp_barrier_done();
         tcp_peers_done();
     }
@@ -25,64 +47,67 @@ static int tcp_init_dynamic(int self)
     int rc = tcp_peers_init(self, 0, NULL);
     if (rc) return rc;
     tcp_barrier_init(self, 1);
-    if ((rc = tcp_incoming_start(0, &listen_port, "deck_init_dynamic"))) {
-        tcp_barrier_done();
-        tcp_peers_done();
-    }
-    return rc;
+    return DECK_OK;
 }
 
 static void tcp_done(void)
 {
-    tcp_incoming_stop();      /* first: readers use the peers and the barrier */
+    tcp_listen_stop();        /* first: no new connection starts */
+    tcp_conns_stop();         /* readers use the peers and the barrier */
     tcp_peers_done();
     tcp_barrier_done();
 }
 
 static int tcp_post(int node, int index, const void *buf, size_t len)
 {
-    tcp_frame_t f = { FRAME_DATA, deck_core_self(), index, len };
-    /* The owner answered the clone, so a connect is refused only if it has left since. */
-    return tcp_peer_send(node, &f, buf, NULL, 0, "deck_mbox_post");
+    tcp_frame_t f = { FRAME_DATA, tcp_peers_self(), index, len };
+    /* The owner answered the clone, so its connection was there: waiting would not bring it back. */
+    return tcp_peer_send(node, &f, buf, 0, "deck_mbox_post");
 }
 
 static int tcp_lookup(int node, const char *name, int *index)
 {
-    tcp_frame_t f = { FRAME_LOOKUP, deck_core_self(), 0, strlen(name) }, reply;
-    /* No connect retry: a peer still starting is asked again on the next pass of clone. */
-    int rc = tcp_peer_send(node, &f, name, &reply, 0, "deck_mbox_clone");
-    if (rc) return rc;
-    if (reply.type != FRAME_LOOKUP_REPLY)
-        return deck_fail(DECK_EIO, "deck_mbox_clone: node %d answered a lookup with frame type %u", node, reply.type);
-    if (reply.index < 0) return DECK_ENOTFOUND;
-    *index = reply.index;
-    return DECK_OK;
+    return tcp_peer_lookup(node, name, LOOKUP_CONNECT_WAIT_MS, index);
 }
 
 static int tcp_contact(char *buf, size_t len)
 {
-    int n = snprintf(buf, len, "port=%d", listen_port);
+    int n = snprintf(buf, len, "tcp");
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact: buffer of %zu bytes too small", len);
 }
 
-/* "port=N", possibly followed by ",..." parts of other transports (auto's "shm="). */
-static int tcp_add_peer(int id, const char *host, const char *contact)
+/* Every peer of a tcp-only process is reached over tcp: it gets a port on local_addr. */
+static int tcp_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
 {
-    char *end;
-    if (strncmp(contact, "port=", 5) != 0)
-        return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not 'port=N'", contact);
-    long port = strtol(contact + 5, &end, 10);
-    if ((*end && *end != ',') || port <= 0 || port > 65535)
-        return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid port", contact);
     struct sockaddr_in addr;
-    int rc = tcp_resolve(host, (int)port, &addr, "deck_add_peer");
-    return rc ? rc : tcp_peer_add(id, &addr, host);
+    int rc = tcp_resolve(local_addr, 0, &addr, "deck_contact_for"), port;
+    if (rc || (rc = tcp_listen_open(&addr, &port, "deck_contact_for"))) return rc;
+    int n = snprintf(buf, len, "port=%d", port);
+    return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact_for: buffer of %zu bytes too small", len);
 }
 
-static int tcp_peer_is_gone(int node)
+/* A contact is parts separated by ',': "port=N" (the peer listens there), "tcp" (it does not:
+ * it connects to this process) and auto's "shm=..."; anything else is not a contact. */
+static int tcp_add_peer(int id, const char *host, const char *contact, const uint8_t *key)
 {
-    tcp_peer_t *p = tcp_peer_find(node);
-    return p && atomic_load(&p->gone);
+    int has_port = 0;
+    long port = 0;
+    for (const char *part = contact; part; part = strchr(part, ',') ? strchr(part, ',') + 1 : NULL) {
+        size_t n = strcspn(part, ",");
+        if (strncmp(part, "port=", 5) == 0) {
+            char *end;
+            port = strtol(part + 5, &end, 10);
+            if (end != part + n || n == 5 || port <= 0 || port > 65535 || has_port)
+                return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid port", contact);
+            has_port = 1;
+        } else if (!(n == 3 && strncmp(part, "tcp", 3) == 0) && strncmp(part, "shm=", 4) != 0) {
+            return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not made of port=N, tcp and shm=... parts",
+                             contact);
+        }
+    }
+    struct sockaddr_in addr;
+    int rc = has_port ? tcp_resolve(host, (int)port, &addr, "deck_add_peer") : DECK_OK;
+    return rc ? rc : tcp_peer_add(id, has_port ? &addr : NULL, host, key);
 }
 
 const deck_transport_t deck_tcp_transport = {
@@ -94,7 +119,9 @@ const deck_transport_t deck_tcp_transport = {
     .lookup = tcp_lookup,
     .barrier = tcp_barrier,
     .contact = tcp_contact,
+    .contact_for = tcp_contact_for,
     .add_peer = tcp_add_peer,
+    .peer_key = tcp_peer_key,
     .peer_count = tcp_peer_count,
     .peer_at = tcp_peer_at,
     .peer_gone = tcp_peer_is_gone,

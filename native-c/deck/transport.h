@@ -9,6 +9,7 @@
 #define DECK_TRANSPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "internal.h"
 
 typedef struct deck_transport {
@@ -24,8 +25,15 @@ typedef struct deck_transport {
     /* Asks `node` for its mailbox `name`: DECK_OK and *index, or DECK_ENOTFOUND. */
     int  (*lookup)(int node, const char *name, int *index);
     int  (*barrier)(void);
+    /* Dynamic runs: what this process tells a peer it connects to (deck_contact). */
     int  (*contact)(char *buf, size_t len);
-    int  (*add_peer)(int id, const char *host, const char *contact);
+    /* Dynamic runs: what this process tells the peer whose contact is peer_contact, opening
+     * what that peer needs to reach it on local_addr (deck_contact_for). NULL: contact. */
+    int  (*contact_for)(const char *peer_contact, const char *local_addr, char *buf, size_t len);
+    /* Dynamic runs: the peer and the key it proves itself with (DECK_KEY_BYTES). */
+    int  (*add_peer)(int id, const char *host, const char *contact, const uint8_t *key);
+    /* The key `id` proves itself with: DECK_OK and key, or DECK_ENOTFOUND. NULL: none known. */
+    int  (*peer_key)(int id, uint8_t *key);
     int  (*peer_count)(void);          /* processes reachable besides this one */
     int  (*peer_at)(int i, int *id);   /* i in 0..peer_count()-1 */
     int  (*peer_gone)(int node);       /* 1 once node's connection to us has ended */

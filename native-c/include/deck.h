@@ -31,6 +31,11 @@
  *   DECK_RUN_KEY           sci: run name in segment names (1..24 alnum; default from nodes file;
  *                          dynamic processes use "dyn" and host-local node numbers 0..63).
  *   DECK_CLONE_TIMEOUT_MS  bound on clone's wait for a name and sci's wait for a peer (10000).
+ *   DECK_SECRET_FILE       static runs: the run secret, a file of random bytes of mode 0600 and
+ *                          this user's (deckrun creates one per run); required.
+ *   DECK_AUTH_TIMEOUT_MS   tcp: bound on a connection's handshake (5000).
+ *   DECK_TCP_ENCRYPTION    tcp: "on" runs every connection under TLS 1.3 ("off").
+ *   DECK_MSG_MAX           the longest message any mailbox admits (1073741824).
  *
  * Every function returns DECK_OK (0) or a negative DECK_E* code; deck_strerror() names it and
  * deck_last_error() gives the text of the last failure in the calling thread.
@@ -61,10 +66,18 @@ extern "C" {
 #define DECK_ECONFIG   (-10)  /* nodes file or environment is wrong */
 #define DECK_ETIMEDOUT (-11)  /* a bounded wait ran out */
 #define DECK_ECLOSED   (-12)  /* the mailbox was destroyed while waiting */
+#define DECK_EPROTO    (-13)  /* a peer broke the protocol: a bad frame, an impossible value in a
+                               * shared segment, a failed proof; that connection ends */
 
 const char *deck_strerror(int code);
 /* Human-readable text of the last failure in this thread (what, where, errno text). */
 const char *deck_last_error(void);
+
+/* Where DECK's few log lines go (a connection ended for a bad frame, a failed handshake): one
+ * line each, without a newline; at most 20 a second, then a count of the ones left out.
+ * NULL (the default): standard error. A binding sets its logger here. */
+typedef void (*deck_log_fn)(const char *line);
+void deck_set_log(deck_log_fn fn);
 
 /* ---- environment --------------------------------------------------------------------- */
 #define DECK_MAX_NODES        4096
@@ -73,6 +86,9 @@ const char *deck_last_error(void);
 
 int deck_init(int *argc, char ***argv);
 int deck_init_static(int id, int nnodes, const char *nodes_file);
+/* The run secret file static inits read from now on instead of DECK_SECRET_FILE (NULL or "":
+ * DECK_SECRET_FILE again), for a program that starts a static run without deckrun. */
+int deck_set_secret_file(const char *path);
 int deck_init_dynamic(void);
 int deck_done(void);
 int deck_node(void);          /* this process's id */
@@ -80,10 +96,28 @@ int deck_numnodes(void);      /* static: N; dynamic: 1 + peers added so far */
 int deck_barrier(void);       /* static mode: every process of the run */
 int deck_is_initialized(void);
 
-/* Dynamic mode: what a peer needs to reach this process, e.g. "port=40123". */
+/* Who may reach this process. A static run proves every connection with the run secret
+ * (DECK_SECRET_FILE, created by deckrun: a file of random bytes, mode 0600); a dynamic run with a
+ * key per pair of processes, agreed by the bootstrap that introduced them (deck_add_peer). */
+#define DECK_KEY_BYTES 32
+
+/* Dynamic mode: what this process tells a peer it connects to: "shm=<boot id>.<node>.<nonce>"
+ * when it offers shared memory (auto), else "tcp" (it does not listen: the peer is reached over
+ * the connection it opens to the peer). */
 int deck_contact(char *buf, size_t len);
-/* Dynamic mode: make peer `id` reachable at `host` with the contact string it published. */
-int deck_add_peer(int id, const char *host, const char *contact);
+/* Dynamic mode: what this process tells the peer whose contact is `peer_contact` and whose
+ * bootstrap arrived on this host's address `local_addr`: its shared memory when that peer will
+ * be reached through it, else "port=N" of a tcp listener on local_addr, opened now if needed (a
+ * process whose peers are all on its host listens on nothing). */
+int deck_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len);
+/* Dynamic mode: makes peer `id` reachable at `host` with the contact it published, proving
+ * itself (and this process to it) with `key` on every connection. A second call for `id` must
+ * give the same key (DECK_EEXIST otherwise: another process claims that id). */
+int deck_add_peer(int id, const char *host, const char *contact, const unsigned char key[DECK_KEY_BYTES]);
+/* The key this process and `id` prove themselves with: the run key in a static run (for every
+ * node, this one too), the key given to deck_add_peer in a dynamic one. DECK_OK, or
+ * DECK_ENOTFOUND when `id` was never introduced (or is this process, in a dynamic run). */
+int deck_peer_key(int id, unsigned char key[DECK_KEY_BYTES]);
 /* How peer `id` is reached, e.g. "sci (same host, shared memory node 3)" or "tcp (another
  * host)"; a static run names its transport. */
 int deck_peer_describe(int id, char *buf, size_t len);
@@ -136,13 +170,24 @@ int deck_mbox_create(deck_mbox_t *mb, const char *name);
 /* Resolves `name` through the name service; waits (bounded, DECK_CLONE_TIMEOUT_MS env,
  * default 10000) for the owner to create it. */
 int deck_mbox_clone(deck_mbox_t *mb, const char *name);
+/* The same, asking process `node` only: a process that stops or dies never delays the clone
+ * of another process's mailbox. */
+int deck_mbox_clone_at(deck_mbox_t *mb, int node, const char *name);
 int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg);
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg);
 /* retrv with a bound: timeout_ms < 0 waits for ever, 0 only looks. DECK_ETIMEDOUT if none. */
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms);
 /* A created mailbox that expects messages from one process only: once that process is known
- * to be gone and the queue is empty, retrieves fail with DECK_EPEER instead of waiting. */
+ * to be gone and the queue is empty, retrieves fail with DECK_EPEER instead of waiting. It
+ * admits messages from that process only: another's post is a protocol violation that ends the
+ * connection it came on (tcp) or the retrieve (sci, which then names the segment). */
 int deck_mbox_watch(deck_mbox_t *mb, int node);
+/* For deck_mbox_watch: a mailbox that admits no other process until it is watched for one (a
+ * queue pair's mailbox, created before its bootstrap has named the peer). */
+#define DECK_NOBODY (-2)
+/* The longest message a created mailbox admits (default DECK_MSG_MAX, 1 GiB): a longer one is a
+ * protocol violation, refused before anything is allocated for it. */
+int deck_mbox_limit(deck_mbox_t *mb, unsigned long max_len);
 int deck_mbox_destroy(deck_mbox_t *mb);
 
 /* ---- threads (thin wrapper over Pthreads) ---------------------------------------------- */

@@ -6,6 +6,8 @@
  *   deck_id, deck_nodes, deck_file static DECK as its launcher did (deck_file default "nodes")
  *   deck_transport=NAME            DECK_TRANSPORT for DECK's init: tcp, sci (static) or auto (dynamic;
  *                                  DECK's default: auto for dynamic runs, tcp for static ones)
+ *   deck_secret_file=PATH          DECK_SECRET_FILE: the run secret of a static run (no ',' in PATH)
+ *   deck_tcp_encryption=on|off     DECK_TCP_ENCRYPTION: TLS on every DECK tcp connection
  *   deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us
  *                                  DECK_MSG_BUF_LIMIT, DECK_MEDBUF_SIZE, DECK_MSEG_SIZE and
  *                                  DECK_SPIN_US for the shared-memory transport (deck_spin_us
@@ -129,10 +131,18 @@ static VAPI_ret_t apply(const char *fn, struct mv_config *cfg, const char *key,
             || copy_value(cfg->deck_transport, sizeof cfg->deck_transport, value))
             return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_transport: '%s' is not a transport "
                            "name (letters, digits, '_')", value);
+    } else if (!strcmp(key, "deck_secret_file")) {
+        if (copy_value(cfg->deck_secret_file, sizeof cfg->deck_secret_file, value))
+            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_secret_file: empty or longer than %zu bytes",
+                           sizeof cfg->deck_secret_file - 1);
+    } else if (!strcmp(key, "deck_tcp_encryption")) {
+        if (strcmp(value, "on") && strcmp(value, "off"))
+            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_tcp_encryption: '%s' is neither on nor off", value);
+        cfg->deck_tcp_encryption = !strcmp(value, "on");
     } else {
         return mv_fail(VAPI_EINVAL_PARAM, fn, "unknown key '%s' (known: mtu, deck, deck_id, "
-                       "deck_nodes, deck_file, deck_transport, deck_msg_buf_limit, "
-                       "deck_medbuf_size, deck_mseg_size, deck_spin_us)", key);
+                       "deck_nodes, deck_file, deck_transport, deck_secret_file, deck_tcp_encryption, "
+                       "deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us)", key);
     }
     return VAPI_OK;
 }
@@ -163,7 +173,7 @@ static VAPI_ret_t check_mode(const char *fn, struct mv_config *cfg, int explicit
 VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config *cfg)
 {
     *cfg = (struct mv_config){ .mtu = MV_MTU_DEFAULT, .mode = MV_DECK_ENV,
-                               .deck_id = -1, .deck_nodes = -1 };
+                               .deck_id = -1, .deck_nodes = -1, .deck_tcp_encryption = -1 };
     if (!hca_id)
         return mv_fail(VAPI_EINVAL_PARAM, fn, "hca_id is NULL");
     size_t plen = strlen(PREFIX);
@@ -180,7 +190,8 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
     int explicit_mode = 0;
     unsigned seen = 0;   /* bit per key, to refuse a key given twice */
     static const char *const keys[] = { "mtu", "deck", "deck_id", "deck_nodes", "deck_file",
-                                        "deck_transport", "deck_msg_buf_limit",
+                                        "deck_transport", "deck_secret_file", "deck_tcp_encryption",
+                                        "deck_msg_buf_limit",
                                         "deck_medbuf_size", "deck_mseg_size", "deck_spin_us" };
     char *save = NULL;
     for (char *item = strtok_r(copy, ",", &save); item && ret == VAPI_OK;
@@ -209,6 +220,10 @@ VAPI_ret_t mv_config_export(const char *fn, const struct mv_config *cfg)
 {
     if (cfg->deck_transport[0] && setenv("DECK_TRANSPORT", cfg->deck_transport, 1))
         return mv_fail(VAPI_ENOMEM, fn, "key deck_transport: setenv failed");
+    if (cfg->deck_secret_file[0] && setenv("DECK_SECRET_FILE", cfg->deck_secret_file, 1))
+        return mv_fail(VAPI_ENOMEM, fn, "key deck_secret_file: setenv failed");
+    if (cfg->deck_tcp_encryption >= 0 && setenv("DECK_TCP_ENCRYPTION", cfg->deck_tcp_encryption ? "on" : "off", 1))
+        return mv_fail(VAPI_ENOMEM, fn, "key deck_tcp_encryption: setenv failed");
     for (int i = 0; i < MV_ENV_KEYS; i++) {
         char value[24];
         if (!(cfg->env_given & (1u << i)))

@@ -74,6 +74,8 @@ struct mv_config {
     int deck_nodes;           /* -1 when not given */
     char deck_file[256];
     char deck_transport[32];  /* "" when not given */
+    char deck_secret_file[512]; /* "" when not given: DECK_SECRET_FILE stays as deckrun set it */
+    int  deck_tcp_encryption; /* -1 not given, 0 off, 1 on */
     long env_value[MV_ENV_KEYS];
     unsigned env_given;       /* bit i: env_value[i] was given */
 };

@@ -145,7 +145,13 @@ static VAPI_ret_t qp_start(const char *fn, struct mv_qp *qp)
         return mv_fail(VAPI_EGEN, fn, "creating the receive mailbox %s failed: %s: %s", name,
                        deck_strerror(rc), deck_last_error());
     qp->recv_mb_open = 1;
-    if ((rc = deck_mbox_clone(&qp->self_mb, name)) != DECK_OK)
+    /* Nobody else's messages until the connection names the peer (qp_connect), and none longer
+     * than the receiving side ever retrieves: anything else is refused before it is read. */
+    if ((rc = deck_mbox_watch(&qp->recv_mb, DECK_NOBODY)) != DECK_OK
+        || (rc = deck_mbox_limit(&qp->recv_mb, mv_wire_capacity(qp->mtu))) != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "closing the receive mailbox %s to strangers failed: %s: %s", name,
+                       deck_strerror(rc), deck_last_error());
+    if ((rc = deck_mbox_clone_at(&qp->self_mb, deck_node(), name)) != DECK_OK)
         return mv_fail(VAPI_EGEN, fn, "cloning our own mailbox %s failed: %s: %s", name,
                        deck_strerror(rc), deck_last_error());
     qp->self_mb_open = 1;
@@ -271,24 +277,22 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
 
 /* ---- connection -------------------------------------------------------------------------- */
 
-/* Clones the peer's receive mailbox and watches ours for the peer's death. */
+/* Opens our receive mailbox to the peer alone (and watches it for the peer's death), then
+ * clones the peer's receive mailbox, asking that peer only. */
 static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_attr_t *attr)
 {
     char name[DECK_MBOX_NAME_MAX];
     snprintf(name, sizeof name, "mb-%u-%u", attr->dest_qp_num, attr->dest_id);
-    int rc = deck_mbox_clone(&qp->send_mb, name);
-    if (rc != DECK_OK)
+    /* A QP connected within this process (two sockets of one JVM) has no peer to lose, and its
+     * messages never come from another process. */
+    int rc = DECK_OK;
+    if (attr->dest_id != (uint32_t)deck_node() && (rc = deck_mbox_watch(&qp->recv_mb, (int)attr->dest_id)) != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "watching DECK node %u failed: %s: %s", attr->dest_id,
+                       deck_strerror(rc), deck_last_error());
+    if ((rc = deck_mbox_clone_at(&qp->send_mb, (int)attr->dest_id, name)) != DECK_OK)
         return mv_fail(VAPI_EGEN, fn, "cloning the peer's mailbox %s (dest_qp_num %u, dest_id "
                        "%u) failed: %s: %s", name, attr->dest_qp_num, attr->dest_id,
                        deck_strerror(rc), deck_last_error());
-    /* A QP connected within this process (two sockets of one JVM) has no peer to lose. */
-    if (attr->dest_id != (uint32_t)deck_node())
-        rc = deck_mbox_watch(&qp->recv_mb, (int)attr->dest_id);
-    if (rc != DECK_OK) {
-        deck_mbox_destroy(&qp->send_mb);
-        return mv_fail(VAPI_EGEN, fn, "watching DECK node %u failed: %s: %s", attr->dest_id,
-                       deck_strerror(rc), deck_last_error());
-    }
     qp->send_mb_open = 1;
     return VAPI_OK;
 }

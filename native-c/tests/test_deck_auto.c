@@ -7,7 +7,10 @@
  *   retrieve reports DECK_EPEER. C then starts, gets node 1 (A's segments were reclaimed) and
  *   mailbox indices equal to A's, and both directions between R and C work: R's mailbox sees a
  *   new sender in A's area, R's handle to C's mailbox is re-bound instead of writing into A's.
- *   A fourth process whose contact claims another boot id is reached over tcp.
+ *   A fourth process whose contact claims another boot id is reached over tcp: R answers it with
+ *   a port it opens then (it listened on nothing while its peers were all on this host).
+ * As a bootstrap would, each process tells R its deck_contact and R answers each one with
+ * deck_contact_for; every pair proves itself with the same test key.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +50,19 @@ static void announce(int fd)
     say(fd, line);
 }
 
+/* R's side of an introduction: hears who connects, answers with what that one needs. */
+static who_t answer_who(int in, int out)
+{
+    char line[LINE_MAX_], contact[DECK_CONTACT_MAX];
+    who_t w;
+    hear(in, line, sizeof line);
+    CHECK(sscanf(line, "%d %255s", &w.id, w.contact) == 2);
+    CHECK_OK(deck_contact_for(w.contact, "127.0.0.1", contact, sizeof contact));
+    snprintf(line, sizeof line, "%d %s", deck_node(), contact);
+    say(out, line);
+    return w;
+}
+
 static who_t hear_who(int fd)
 {
     char line[LINE_MAX_];
@@ -56,10 +72,10 @@ static who_t hear_who(int fd)
     return w;
 }
 
-/* The shared-memory node number in a contact "port=N,shm=<boot>.<node>.<nonce>". */
+/* The shared-memory node number in a contact "shm=<boot>.<node>.<nonce>". */
 static int shm_node(const char *contact)
 {
-    const char *shm = strstr(contact, ",shm=");
+    const char *shm = strstr(contact, "shm=");
     CHECK(shm != NULL);
     const char *dot = strchr(shm, '.');
     CHECK(dot != NULL);
@@ -92,21 +108,6 @@ static void expect_text(deck_mbox_t *from, const char *text)
     CHECK(strcmp(got, text) == 0);
 }
 
-/* Two texts from two senders: DECK orders the messages of one sender only. */
-static void expect_both(deck_mbox_t *from, const char *one, const char *other)
-{
-    char a[64], b[64];
-    take_text(from, a, (int)sizeof a);
-    take_text(from, b, (int)sizeof b);
-    if (strcmp(a, other) == 0) {
-        char t[64];
-        memcpy(t, a, sizeof t);
-        memcpy(a, b, sizeof a);
-        memcpy(b, t, sizeof b);
-    }
-    CHECK(strcmp(a, one) == 0 && strcmp(b, other) == 0);
-}
-
 static void expect_route(int id, const char *prefix)
 {
     char how[256];
@@ -119,13 +120,13 @@ static void expect_route(int id, const char *prefix)
 
 static int run_r(int in, int out)
 {
-    deck_mbox_t rbox, abox, cbox, fbox;
+    deck_mbox_t rbox, rfar, abox, cbox, fbox;
     CHECK_OK(deck_init_dynamic());
     CHECK_OK(deck_mbox_create(&rbox, "r-box"));
-    announce(out);
+    CHECK_OK(deck_mbox_create(&rfar, "r-far"));        /* unwatched: any introduced process may post */
 
-    who_t a = hear_who(in);
-    CHECK_OK(deck_add_peer(a.id, "127.0.0.1", a.contact));
+    who_t a = answer_who(in, out);
+    CHECK_OK(deck_add_peer(a.id, "127.0.0.1", a.contact, util_pair_key()));
     expect_route(a.id, "sci (same host");
     CHECK_OK(deck_mbox_watch(&rbox, a.id));
     CHECK_OK(deck_mbox_clone(&abox, "a-box"));
@@ -141,9 +142,9 @@ static int run_r(int in, int out)
     CHECK(deck_numnodes() == 2);
     say(out, "A is gone");
 
-    who_t c = hear_who(in);
+    who_t c = answer_who(in, out);
     CHECK(shm_node(c.contact) == shm_node(a.contact));
-    CHECK_OK(deck_add_peer(c.id, "127.0.0.1", c.contact));
+    CHECK_OK(deck_add_peer(c.id, "127.0.0.1", c.contact, util_pair_key()));
     expect_route(c.id, "sci (same host");
     CHECK_OK(deck_mbox_watch(&rbox, c.id));
     CHECK_OK(deck_mbox_clone(&cbox, "c-box"));
@@ -156,15 +157,17 @@ static int run_r(int in, int out)
         expect_text(&rbox, text);
     }
 
-    who_t f = hear_who(in);                                       /* claims another boot id */
-    CHECK_OK(deck_add_peer(f.id, "127.0.0.1", f.contact));
+    who_t f = answer_who(in, out);                                /* claims another boot id */
+    CHECK_OK(deck_add_peer(f.id, "127.0.0.1", f.contact, util_pair_key()));
     expect_route(f.id, "tcp (another host)");
     CHECK_OK(deck_mbox_clone(&fbox, "f-box"));
     post_text(&fbox, "for F over tcp");
-    expect_both(&rbox, "F says hello over tcp", "C is done");
+    expect_text(&rfar, "F says hello over tcp");
+    expect_text(&rbox, "C is done");                              /* rbox admits C alone */
 
     CHECK_OK(deck_msg_destroy(&m));
     CHECK_OK(deck_mbox_destroy(&rbox));
+    CHECK_OK(deck_mbox_destroy(&rfar));
     CHECK_OK(deck_done());
     return 0;
 }
@@ -180,7 +183,7 @@ static int run_sender(int in, int out, const char *name)
     CHECK_OK(deck_mbox_create(&mine, box));
     announce(out);
     who_t r = hear_who(in);
-    CHECK_OK(deck_add_peer(r.id, "127.0.0.1", r.contact));
+    CHECK_OK(deck_add_peer(r.id, "127.0.0.1", r.contact, util_pair_key()));
     expect_route(r.id, "sci (same host");
     CHECK_OK(deck_mbox_clone(&rbox, "r-box"));
     for (int k = 0; k < 3; k++) {
@@ -209,18 +212,18 @@ static int run_far(int in, int out)
     CHECK_OK(deck_init_dynamic());
     CHECK_OK(deck_mbox_create(&mine, "f-box"));
     CHECK_OK(deck_contact(contact, sizeof contact));
-    char *boot = strstr(contact, ",shm=") + 5;
+    char *boot = strstr(contact, "shm=") + 4;
     boot[0] = boot[0] == '0' ? '1' : '0';
     snprintf(line, sizeof line, "%d %s", deck_node(), contact);
     say(out, line);
     who_t r = hear_who(in);
-    char bad[DECK_CONTACT_MAX];
-    snprintf(bad, sizeof bad, "%.*s,shm=nonsense", (int)(strstr(r.contact, ",shm=") - r.contact), r.contact);
-    CHECK_RC(deck_add_peer(r.id, "127.0.0.1", bad), DECK_EINVAL);
-    r.contact[strstr(r.contact, ",shm=") - r.contact + 5] ^= 1;  /* R is on "another host" too */
-    CHECK_OK(deck_add_peer(r.id, "127.0.0.1", r.contact));
-    expect_route(r.id, "tcp (another host)");
-    CHECK_OK(deck_mbox_clone(&rbox, "r-box"));
+    CHECK(strncmp(r.contact, "port=", 5) == 0);                   /* R listens for F alone */
+    char bad[DECK_CONTACT_MAX + 16];
+    snprintf(bad, sizeof bad, "%s,shm=nonsense", r.contact);
+    CHECK_RC(deck_add_peer(r.id, "127.0.0.1", bad, util_pair_key()), DECK_EINVAL);
+    CHECK_OK(deck_add_peer(r.id, "127.0.0.1", r.contact, util_pair_key()));
+    expect_route(r.id, "tcp (the peer offers no shared memory)");
+    CHECK_OK(deck_mbox_clone(&rbox, "r-far"));
     expect_text(&mine, "for F over tcp");
     post_text(&rbox, "F says hello over tcp");
     say(out, "posted");
@@ -267,14 +270,14 @@ static int finished(child_t c, const char *name)
 
 int main(void)
 {
-    char line[LINE_MAX_], r_line[LINE_MAX_];
+    char line[LINE_MAX_];
     unsetenv("DECK_TRANSPORT");                                    /* auto is the dynamic default */
+    util_pair_key();                                               /* before the forks: shared */
     child_t r = start(run_r, "R");
-    hear(r.out, r_line, sizeof r_line);
 
     child_t a = start(NULL, "A");
     relay(a, r);
-    say(a.in, r_line);
+    relay(r, a);
     hear(a.out, line, sizeof line);                                /* "sent" */
     CHECK(kill(a.pid, SIGKILL) == 0);
     int status;
@@ -283,12 +286,12 @@ int main(void)
 
     child_t c = start(NULL, "C");
     relay(c, r);
-    say(c.in, r_line);
+    relay(r, c);
     hear(c.out, line, sizeof line);                                /* "got it" */
 
     child_t f = start(run_far, "F");
     relay(f, r);
-    say(f.in, r_line);
+    relay(r, f);
     hear(f.out, line, sizeof line);                                /* "posted" */
     say(c.in, "go");
 

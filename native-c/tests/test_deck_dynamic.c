@@ -1,8 +1,12 @@
 /*
- * Dynamic mode: two processes with ids of their own learn each other through a pipe (id and
- * deck_contact text), add each other as peers, clone each other's mailbox and exchange small
- * and multi-MiB messages both ways; once with DECK_TRANSPORT=tcp, once with auto, which must
- * reach the other process (same host) through sci.
+ * Dynamic mode: two processes with ids of their own learn each other through a pipe as a
+ * bootstrap would introduce them: side 1 (the client) tells its id and deck_contact, side 0 (the
+ * server) answers with its id and deck_contact_for that contact; both add the other with the
+ * same pair key, clone each other's mailbox and exchange small and multi-MiB messages both ways;
+ * once with DECK_TRANSPORT=tcp (only the server listens; the client connects and the server
+ * sends over that connection), once more over tcp with DECK_TCP_ENCRYPTION=on (TLS 1.3), once
+ * with auto, which must reach the other process (same host) through sci, neither side
+ * listening on any port.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,33 @@ static void check_filled(const deck_msg_t *m, int who, unsigned long len)
         if (m->buf[k] != (char)(k * 13 + (unsigned long)who)) CHECK(!"payload byte differs");
 }
 
+/* The tcp ports this process listens on, from /proc/net/tcp (sockets in state LISTEN whose
+ * inode is one of this process's descriptors). */
+static int listening_ports(void)
+{
+    char line[512], path[64], link[64];
+    int count = 0;
+    FILE *f = fopen("/proc/net/tcp", "r");
+    CHECK(f != NULL);
+    CHECK(fgets(line, sizeof line, f) != NULL);           /* the header */
+    while (fgets(line, sizeof line, f)) {
+        unsigned state;
+        unsigned long inode;
+        if (sscanf(line, "%*d: %*x:%*x %*x:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &state, &inode) != 2 || state != 0x0A)
+            continue;
+        for (int fd = 0; fd < 1024; fd++) {
+            snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+            ssize_t n = readlink(path, link, sizeof link - 1);
+            if (n <= 0) continue;
+            link[n] = '\0';
+            unsigned long own;
+            if (sscanf(link, "socket:[%lu]", &own) == 1 && own == inode) count++;
+        }
+    }
+    fclose(f);
+    return count;
+}
+
 static int side(int who, int wfd, int rfd, const char *transport)
 {
     char contact[DECK_CONTACT_MAX], peer_contact[DECK_CONTACT_MAX], line[2 * DECK_CONTACT_MAX];
@@ -35,19 +66,41 @@ static int side(int who, int wfd, int rfd, const char *transport)
     CHECK(self > 65535);
     CHECK(deck_numnodes() == 1);
     CHECK_RC(deck_barrier(), DECK_ESTATE);
-    CHECK_OK(deck_contact(contact, sizeof contact));
-    CHECK(strncmp(contact, "port=", 5) == 0);
-    int n = snprintf(line, sizeof line, "%d %s\n", self, contact);
-    CHECK(write(wfd, line, (size_t)n) == n);
+    CHECK(listening_ports() == 0);                          /* no port before a peer needs one */
     FILE *in = fdopen(rfd, "r");
-    CHECK(in && fscanf(in, "%d %255s", &peer, peer_contact) == 2);
+    CHECK(in != NULL);
+    if (who == 1) {
+        CHECK_OK(deck_contact(contact, sizeof contact));
+        CHECK(strcmp(contact, "tcp") == 0 || strncmp(contact, "shm=", 4) == 0);
+        int n = snprintf(line, sizeof line, "%d %s\n", self, contact);
+        CHECK(write(wfd, line, (size_t)n) == n);
+    }
+    CHECK(fscanf(in, "%d %255s", &peer, peer_contact) == 2);
+    if (who == 0) {
+        CHECK_OK(deck_contact_for(peer_contact, "127.0.0.1", contact, sizeof contact));
+        int n = snprintf(line, sizeof line, "%d %s\n", self, contact);
+        CHECK(write(wfd, line, (size_t)n) == n);
+    }
     fclose(in);
     CHECK(peer != self);
+    /* tcp: the server listens, on the bootstrap's address, for this peer; auto: nobody does. */
+    int tcp = strcmp(transport, "tcp") == 0;
+    const char *server = who == 0 ? contact : peer_contact;
+    CHECK(tcp ? strncmp(server, "port=", 5) == 0 : strncmp(server, "shm=", 4) == 0);
+    CHECK(listening_ports() == (tcp && who == 0));
 
-    CHECK_RC(deck_add_peer(peer, "127.0.0.1", "bogus"), DECK_EINVAL);
-    CHECK_OK(deck_add_peer(peer, "127.0.0.1", peer_contact));
-    CHECK_OK(deck_add_peer(peer, "localhost", peer_contact));       /* same address again: fine */
-    CHECK_RC(deck_add_peer(peer, "127.0.0.1", "port=1"), DECK_EEXIST);
+    const unsigned char *key = util_pair_key();
+    unsigned char other[DECK_KEY_BYTES], got[DECK_KEY_BYTES];
+    memcpy(other, key, sizeof other);
+    other[0] ^= 1;
+    CHECK_RC(deck_peer_key(peer, got), DECK_ENOTFOUND);
+    CHECK_RC(deck_add_peer(peer, "127.0.0.1", "bogus", key), DECK_EINVAL);
+    CHECK_OK(deck_add_peer(peer, "127.0.0.1", peer_contact, key));
+    CHECK_OK(deck_add_peer(peer, "localhost", peer_contact, key));  /* same address again: fine */
+    CHECK_RC(deck_add_peer(peer, "127.0.0.1", peer_contact, other), DECK_EEXIST); /* another key: never */
+    if (who == 1 && tcp) CHECK_RC(deck_add_peer(peer, "127.0.0.1", "port=1", key), DECK_EEXIST);
+    CHECK_OK(deck_peer_key(peer, got));
+    CHECK(memcmp(got, key, sizeof got) == 0);
     CHECK(deck_numnodes() == 2);
     char how[256];
     CHECK_OK(deck_peer_describe(peer, how, sizeof how));
@@ -59,10 +112,11 @@ static int side(int who, int wfd, int rfd, const char *transport)
     CHECK_OK(deck_msg_create(&m, BIG));
     snprintf(name, sizeof name, "box-of-%d", who);
     CHECK_OK(deck_mbox_create(&mine, name));
-    snprintf(name, sizeof name, "box-of-%d", 1 - who);
-    CHECK_OK(deck_mbox_clone(&theirs, name));
-    CHECK(theirs.node == peer);
     CHECK_OK(deck_mbox_watch(&mine, peer));
+    snprintf(name, sizeof name, "box-of-%d", 1 - who);
+    if (who == 0) CHECK_OK(deck_mbox_clone_at(&theirs, peer, name));
+    else CHECK_OK(deck_mbox_clone(&theirs, name));
+    CHECK(theirs.node == peer);
 
     /* Side 0 posts first, side 1 answers: with sci a message above DECK_MSG_BUF_LIMIT is a
      * rendezvous with the receiver's retrieve (deck.h), so both posting at once would wait on
@@ -126,7 +180,12 @@ static int run_pair(const char *transport)
 
 int main(void)
 {
-    int failed = run_pair("tcp") | run_pair("auto");
+    util_pair_key();                      /* made here: both forked sides share it */
+    int failed = run_pair("tcp");
+    setenv("DECK_TCP_ENCRYPTION", "on", 1);
+    failed |= run_pair("tcp");
+    unsetenv("DECK_TCP_ENCRYPTION");
+    failed |= run_pair("auto");
     printf("%s test_deck_dynamic\n", failed ? "FAIL" : "PASS");
     return failed;
 }

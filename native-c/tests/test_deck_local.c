@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "util_deck.h"
 
@@ -30,7 +31,7 @@ static void test_init_from_options_and_environment(void)
     CHECK(deck_is_initialized() && deck_node() == 0 && deck_numnodes() == 1);
     CHECK_OK(deck_barrier());                                  /* one node: returns at once */
     CHECK_RC(deck_init(&argc, &av), DECK_ESTATE);
-    CHECK_RC(deck_add_peer(5, "127.0.0.1", "port=1"), DECK_ESTATE);
+    CHECK_RC(deck_add_peer(5, "127.0.0.1", "port=1", util_pair_key()), DECK_ESTATE);
     CHECK_OK(deck_done());
     CHECK(!deck_is_initialized());
     CHECK_RC(deck_done(), DECK_ESTATE);
@@ -77,6 +78,39 @@ static void test_configuration_errors_name_the_file(void)
     unsetenv("DECK_TRANSPORT");
     CHECK(!deck_is_initialized());
     unlink(path);
+}
+
+/* A static run needs its run secret, in a file only this user can read; the error names it. */
+static void test_run_secret_is_checked(void)
+{
+    char nodes[64], secret[] = "/tmp/deck_test_secret_XXXXXX";
+    util_nodes_file(1, nodes, sizeof nodes);
+    char *saved = strdup(getenv("DECK_SECRET_FILE"));
+    int fd = mkstemp(secret);
+    CHECK(fd >= 0);
+    close(fd);
+    unsetenv("DECK_SECRET_FILE");
+    CHECK_RC(deck_init_static(0, 1, nodes), DECK_ECONFIG);
+    CHECK(strstr(deck_last_error(), "DECK_SECRET_FILE") && strstr(deck_last_error(), "deckrun"));
+    setenv("DECK_SECRET_FILE", secret, 1);
+    write_file(secret, "short");
+    CHECK_RC(deck_init_static(0, 1, nodes), DECK_ECONFIG);
+    CHECK(strstr(deck_last_error(), secret) && strstr(deck_last_error(), "5 bytes"));
+    write_file(secret, "0123456789abcdef0123456789abcdef");
+    CHECK(chmod(secret, 0644) == 0);
+    CHECK_RC(deck_init_static(0, 1, nodes), DECK_ECONFIG);
+    CHECK(strstr(deck_last_error(), secret) && strstr(deck_last_error(), "0600"));
+    CHECK(chmod(secret, 0600) == 0);
+    CHECK_OK(deck_init_static(0, 1, nodes));
+    /* Every pair of a static run proves itself with the run key. */
+    unsigned char run[DECK_KEY_BYTES];
+    CHECK_OK(deck_peer_key(0, run));
+    CHECK_RC(deck_peer_key(1, run), DECK_ENOTFOUND);           /* not a node of this run */
+    CHECK_OK(deck_done());
+    setenv("DECK_SECRET_FILE", saved, 1);
+    free(saved);
+    unlink(secret);
+    unlink(nodes);
 }
 
 typedef struct { deck_mbox_t *mb; int rc; } waiter_t;
@@ -183,6 +217,7 @@ int main(void)
 {
     test_init_from_options_and_environment();
     test_configuration_errors_name_the_file();
+    test_run_secret_is_checked();
     test_mailboxes_in_one_process();
     test_threads_wrapper();
     printf("PASS test_deck_local\n");

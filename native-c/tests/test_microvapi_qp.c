@@ -53,7 +53,10 @@ static void open_conn(struct conn *c, uint32_t max_send_wr, uint32_t max_recv_wr
     open_conn_on(c, HCA_ID, max_send_wr, max_recv_wr);
 }
 
-/* Connects to the peer's QP: RTR then RTS, or straight to RTS. */
+/* Connects to the peer's QP: RTR then RTS, or straight to RTS. Then, for a QP of another
+ * process, waits until that process has connected its own: as on InfiniBand, a QP admits the
+ * peer's sends only once it is connected to it (MicroVAPI's receive mailbox admits nobody
+ * before), which Aldeia's bootstrap makes sure of with its CONNECTED exchange. */
 static void connect_conn(struct conn *c, uint32_t peer_qp, uint32_t peer_id, int via_rtr,
                          uint32_t path_mtu)
 {
@@ -63,6 +66,8 @@ static void connect_conn(struct conn *c, uint32_t peer_qp, uint32_t peer_id, int
         VOK(VAPI_modify_qp(c->hca, c->qp, &attr));
     attr.qp_state = VAPI_RTS;
     VOK(VAPI_modify_qp(c->hca, c->qp, &attr));
+    if (peer_id != (uint32_t)deck_node())
+        CHECK_OK(deck_barrier());
 }
 
 static void close_qp(struct conn *c)

@@ -57,8 +57,41 @@ int util_free_ports(int n)
     exit(1);
 }
 
+static char secret_path[64];
+static pid_t secret_owner;
+
+static void remove_secret(void)
+{
+    if (secret_owner == getpid()) unlink(secret_path);   /* not in forked children */
+}
+
+void util_run_secret(void)
+{
+    if (getenv("DECK_SECRET_FILE")) return;
+    snprintf(secret_path, sizeof secret_path, "/tmp/deck_test_secret_XXXXXX");
+    int fd = mkstemp(secret_path);                       /* mode 0600 */
+    CHECK(fd >= 0);
+    unsigned char bytes[32];
+    CHECK(getrandom(bytes, sizeof bytes, 0) == (ssize_t)sizeof bytes);
+    CHECK(write(fd, bytes, sizeof bytes) == (ssize_t)sizeof bytes);
+    close(fd);
+    secret_owner = getpid();
+    atexit(remove_secret);
+    setenv("DECK_SECRET_FILE", secret_path, 1);
+}
+
+const unsigned char *util_pair_key(void)
+{
+    static unsigned char key[DECK_KEY_BYTES];
+    static int made;
+    if (!made) CHECK(getrandom(key, sizeof key, 0) == (ssize_t)sizeof key);
+    made = 1;
+    return key;
+}
+
 void util_nodes_file(int n, char *path, size_t len)
 {
+    util_run_secret();
     snprintf(path, len, "/tmp/deck_test_nodes_XXXXXX");
     int fd = mkstemp(path);
     CHECK(fd >= 0);

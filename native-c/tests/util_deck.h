@@ -18,7 +18,13 @@ void util_fail(const char *file, int line, const char *what, int got, int want);
 
 /* First of n consecutive TCP ports that could all be bound just now (random start). */
 int util_free_ports(int n);
-/* Writes a temporary nodes file "127.0.0.1:port" for n nodes on free ports; path gets its name. */
+/* Makes sure DECK_SECRET_FILE names a run secret (a 0600 file of random bytes, removed when the
+ * process that made it exits): what deckrun gives a static run. */
+void util_run_secret(void);
+/* A random pair key, the same in every process forked after the first call (dynamic tests). */
+const unsigned char *util_pair_key(void);
+/* Writes a temporary nodes file "127.0.0.1:port" for n nodes on free ports; path gets its name;
+ * also makes the run secret (util_run_secret). */
 void util_nodes_file(int n, char *path, size_t len);
 /* Milliseconds on the monotonic clock. */
 long util_now_ms(void);

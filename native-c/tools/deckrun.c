@@ -4,7 +4,11 @@
  *   deckrun -np N -f nodesfile [-t timeout_s] -- command args...
  *
  * Process i gets DECK_ID=i, DECK_NODES=N and DECK_FILE=nodesfile in its environment (what
- * deck_init reads). deckrun waits for all of them; when one fails, or the time limit passes,
+ * deck_init reads), and DECK_SECRET_FILE: the run secret, 32 random bytes from the kernel
+ * written as hex to a file of mode 0600 in a directory of mode 0700 that deckrun makes (under
+ * $TMPDIR, else /tmp) and removes when the run ends; every connection of the run proves itself
+ * with it. A DECK_SECRET_FILE already in the environment is used instead (a run across hosts:
+ * give every host's deckrun the same file). deckrun waits for all of them; when one fails, or the time limit passes,
  * it stops the others (SIGTERM, then SIGKILL after a grace period) so a run never hangs on
  * processes waiting for a dead peer. Exit status: 0 if every process exited 0, 1 otherwise,
  * 2 for a usage error.
@@ -14,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +34,35 @@ static int usage(const char *why)
 {
     fprintf(stderr, "deckrun: %s\nusage: deckrun -np N -f nodesfile [-t timeout_s] -- command args...\n", why);
     return 2;
+}
+
+static char secret_dir[4096], secret_file[4096 + 16];
+
+/* The run secret of this run, unless the environment names one; 0 or -1 (message printed). */
+static int make_secret(void)
+{
+    if (getenv("DECK_SECRET_FILE") && *getenv("DECK_SECRET_FILE")) return 0;
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(secret_dir, sizeof secret_dir, "%s/deckrun-XXXXXX", tmp);
+    if (!mkdtemp(secret_dir)) { perror("deckrun: creating the run secret's directory"); secret_dir[0] = 0; return -1; }
+    snprintf(secret_file, sizeof secret_file, "%s/secret", secret_dir);
+    unsigned char key[32];
+    char hex[2 * sizeof key + 1];
+    if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key) { perror("deckrun: getrandom"); return -1; }
+    for (size_t i = 0; i < sizeof key; i++) snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    int fd = open(secret_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int ok = fd >= 0 && write(fd, hex, 2 * sizeof key) == (ssize_t)(2 * sizeof key);
+    if (fd >= 0) close(fd);
+    memset(key, 0, sizeof key);
+    if (!ok) { perror("deckrun: writing the run secret"); return -1; }
+    setenv("DECK_SECRET_FILE", secret_file, 1);
+    return 0;
+}
+
+static void remove_secret(void)
+{
+    if (secret_file[0]) unlink(secret_file);
+    if (secret_dir[0]) rmdir(secret_dir);
 }
 
 static void spawn(int id, int n, const char *file, char **cmd, pid_t *pids)
@@ -103,6 +139,7 @@ int main(int argc, char **argv)
 
     pid_t *pids = calloc((size_t)n, sizeof *pids);
     if (!pids) return usage("out of memory");
+    if (make_secret() != 0) { remove_secret(); free(pids); return 1; }
     for (int id = 0; id < n; id++) spawn(id, n, file, cmd, pids);
     int failed = 0, running = 0, stopping = 0;
     time_t deadline = timeout > 0 ? time(NULL) + timeout : 0;
@@ -144,5 +181,6 @@ int main(int argc, char **argv)
         sigtimedwait(&chld, NULL, &wait);
     }
     free(pids);
+    remove_secret();
     return failed ? 1 : 0;
 }

@@ -6,6 +6,7 @@ import com.sun.jna.Pointer;
 import com.sun.jna.StringArray;
 import java.lang.ref.Reference;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * The DECK environment of this process (one process is one DECK node). Start it once with one
@@ -19,6 +20,10 @@ public final class Deck {
     public static final String ENV_ID = "DECK_ID";
     public static final String ENV_NODES = "DECK_NODES";
     public static final String ENV_FILE = "DECK_FILE";
+    /** The run secret of a static run: a file of random bytes, mode 0600 (deckrun makes one). */
+    public static final String ENV_SECRET_FILE = "DECK_SECRET_FILE";
+    /** Bytes of a pair key ({@link #addPeer}, {@link #peerKey}). */
+    public static final int KEY_BYTES = 32;
 
     private Deck() {
     }
@@ -50,7 +55,21 @@ public final class Deck {
         return remaining;
     }
 
-    /** Static mode: this process is node {@code id} of {@code nodes}, listed in {@code nodesFile}. */
+    /**
+     * The run secret the static inits of this process read from now on, instead of the
+     * environment's DECK_SECRET_FILE that deckrun sets: a file of random bytes, mode 0600 (see
+     * {@link DeckLauncher#writeRunSecret}); {@code null}: DECK_SECRET_FILE again.
+     */
+    public static void useSecretFile(Path secretFile) throws DeckException {
+        DeckNative.ensureLoaded();
+        DeckNative.check("deck_set_secret_file",
+                DeckNative.deck_set_secret_file(secretFile == null ? null : secretFile.toString()));
+    }
+
+    /**
+     * Static mode: this process is node {@code id} of {@code nodes}, listed in {@code nodesFile};
+     * the run secret is DECK_SECRET_FILE's, or the file given to {@link #useSecretFile}.
+     */
     public static void initStatic(int id, int nodes, Path nodesFile) throws DeckException {
         DeckNative.ensureLoaded();
         DeckNative.check("deck_init_static", DeckNative.deck_init_static(id, nodes, nodesFile.toString()));
@@ -91,7 +110,11 @@ public final class Deck {
         DeckNative.check("deck_barrier", DeckNative.deck_barrier());
     }
 
-    /** Dynamic mode: what a peer passes to {@link #addPeer} to reach this process. */
+    /**
+     * Dynamic mode: what this process tells a peer it connects to (the client side of a
+     * bootstrap): {@code shm=<boot id>.<node>.<nonce>} when it offers shared memory, else
+     * {@code tcp}: it listens on nothing, and is reached over the connection it opens.
+     */
     public static String contact() throws DeckException {
         DeckNative.ensureLoaded();
         byte[] buf = new byte[DeckNative.DECK_CONTACT_MAX];
@@ -99,10 +122,52 @@ public final class Deck {
         return Native.toString(buf);
     }
 
-    /** Dynamic mode: makes peer {@code id} reachable at {@code host} with its published contact. */
-    public static void addPeer(int id, String host, String contact) throws DeckException {
+    /**
+     * Dynamic mode: what this process tells the peer whose {@link #contact()} is
+     * {@code peerContact} and whose bootstrap arrived on this host's {@code localAddress} (the
+     * server side): its shared memory when that peer will be reached through it, else
+     * {@code port=N} of a tcp listener on {@code localAddress}, opened now if needed.
+     */
+    public static String contactFor(String peerContact, String localAddress) throws DeckException {
         DeckNative.ensureLoaded();
-        DeckNative.check("deck_add_peer", DeckNative.deck_add_peer(id, host, contact));
+        byte[] buf = new byte[DeckNative.DECK_CONTACT_MAX];
+        DeckNative.check("deck_contact_for", DeckNative.deck_contact_for(peerContact, localAddress, buf, buf.length));
+        return Native.toString(buf);
+    }
+
+    /**
+     * Dynamic mode: makes peer {@code id} reachable at {@code host} with the contact it gave,
+     * proving itself (and this process to it) on every connection with {@code key}, the
+     * {@link #KEY_BYTES} bytes the bootstrap of their first connection agreed. A second call
+     * for {@code id} must give the same key (else a DeckException: another process claims the id).
+     */
+    public static void addPeer(int id, String host, String contact, byte[] key) throws DeckException {
+        DeckNative.ensureLoaded();
+        checkKey(key);
+        DeckNative.check("deck_add_peer", DeckNative.deck_add_peer(id, host, contact, key));
+    }
+
+    /**
+     * The key this process and {@code id} prove themselves with: the run key in a static run,
+     * the key given to {@link #addPeer} in a dynamic one, this process's own random key for its
+     * own id; empty when {@code id} was never introduced.
+     */
+    public static Optional<byte[]> peerKey(int id) throws DeckException {
+        DeckNative.ensureLoaded();
+        byte[] key = new byte[KEY_BYTES];
+        int rc = DeckNative.deck_peer_key(id, key);
+        if (rc == DeckNative.DECK_ENOTFOUND) {
+            return Optional.empty();
+        }
+        DeckNative.check("deck_peer_key", rc);
+        return Optional.of(key);
+    }
+
+    private static void checkKey(byte[] key) {
+        if (key == null || key.length != KEY_BYTES) {
+            throw new IllegalArgumentException("a DECK key has " + KEY_BYTES + " bytes, not "
+                    + (key == null ? "none" : Integer.toString(key.length)));
+        }
     }
 
     /**

@@ -6,9 +6,12 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +25,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The Java counterpart of deckrun, for tests and samples: starts a static DECK run of N JVMs on
  * this host, each running {@code mainClass} with the current classpath and DECK_ID / DECK_NODES /
- * DECK_FILE in its environment, the nodes file listing free loopback ports. It waits for all of
+ * DECK_FILE in its environment, the nodes file listing free loopback ports, and DECK_SECRET_FILE:
+ * the run secret, 32 random bytes (hex) in a file of mode 0600 in the work directory, removed
+ * when the run ends (an environment() entry for it wins). It waits for all of
  * them with a timeout; on the first failure (a non-zero exit) or when time runs out it kills the
  * others, so a broken run never hangs the caller.
  *
@@ -187,14 +192,25 @@ public final class DeckLauncher {
         return command;
     }
 
+    /** Writes a run secret as deckrun does: 32 random bytes as hex, mode 0600 from the start. */
+    public static Path writeRunSecret(Path file) throws IOException {
+        byte[] key = new byte[32];
+        new SecureRandom().nextBytes(key);
+        Files.deleteIfExists(file);
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        return Files.writeString(file, HexFormat.of().formatHex(key), StandardCharsets.US_ASCII);
+    }
+
     private Result run(boolean aldeia) throws IOException, InterruptedException {
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("deck-run-");
         Path nodesFile = writeNodesFile(dir.resolve("nodes"), nodes).toAbsolutePath();
+        Path secret = environment.containsKey(Deck.ENV_SECRET_FILE) ? null
+                : writeRunSecret(dir.resolve("run.secret")).toAbsolutePath();
         List<Process> processes = new ArrayList<>();
         BlockingQueue<Integer> exited = new LinkedBlockingQueue<>();
         try {
             for (int id = 0; id < nodes; id++) {
-                Process process = start(id, dir, nodesFile, aldeia);
+                Process process = start(id, dir, nodesFile, secret, aldeia);
                 processes.add(process);
                 int node = id;
                 // The JDK's process reaper reports each exit: no polling of exit values here.
@@ -205,10 +221,13 @@ public final class DeckLauncher {
         } finally {
             // Only reached with live processes on an exception (e.g. the caller was interrupted).
             killAll(processes);
+            if (secret != null) {
+                Files.deleteIfExists(secret);
+            }
         }
     }
 
-    private Process start(int id, Path dir, Path nodesFile, boolean aldeia) throws IOException {
+    private Process start(int id, Path dir, Path nodesFile, Path secret, boolean aldeia) throws IOException {
         List<String> options = new ArrayList<>(jvmOptions);
         if (aldeia) {
             Path conf = dir.resolve("aldeia-" + id + ".conf");
@@ -231,6 +250,9 @@ public final class DeckLauncher {
         builder.environment().put(Deck.ENV_ID, Integer.toString(id));
         builder.environment().put(Deck.ENV_NODES, Integer.toString(nodes));
         builder.environment().put(Deck.ENV_FILE, nodesFile.toString());
+        if (secret != null) {
+            builder.environment().put(Deck.ENV_SECRET_FILE, secret.toString());
+        }
         if (inheritOutput) {
             builder.inheritIO();
         } else {

@@ -25,8 +25,12 @@ public final class DeckNative {
     static final int DECK_DOUBLE = 10;
     static final int DECK_STRING = 12;
 
+    static final int DECK_ENOTFOUND = -4;
     static final int DECK_ETIMEDOUT = -11;
     static final int DECK_CONTACT_MAX = 256;
+    static final int DECK_KEY_BYTES = 32;
+    /** deck_mbox_watch: admits no other process until watched for one. */
+    static final int DECK_NOBODY = -2;
 
     private static final NativeLibrary LIBRARY;
     /* Why loading failed, rethrown (as a fresh exception) on first use rather than as an
@@ -39,6 +43,7 @@ public final class DeckNative {
         try {
             library = DeckLibraries.load("deck");
             Native.register(DeckNative.class, library);
+            deck_set_log(DeckLog.LINE);
         } catch (DeckLibraryMissing e) {
             failure = e;
         } catch (UnsatisfiedLinkError e) {
@@ -83,6 +88,7 @@ public final class DeckNative {
 
     static native int deck_init(Pointer argc, Pointer argv);
     static native int deck_init_static(int id, int nnodes, String nodesFile);
+    static native int deck_set_secret_file(String path);
     static native int deck_init_dynamic();
     static native int deck_done();
     static native int deck_node();
@@ -90,8 +96,11 @@ public final class DeckNative {
     static native int deck_barrier();
     static native int deck_is_initialized();
     static native int deck_contact(byte[] buf, long len);
-    static native int deck_add_peer(int id, String host, String contact);
+    static native int deck_contact_for(String peerContact, String localAddress, byte[] buf, long len);
+    static native int deck_add_peer(int id, String host, String contact, byte[] key);
+    static native int deck_peer_key(int id, byte[] key);
     static native int deck_peer_describe(int id, byte[] buf, long len);
+    static native void deck_set_log(DeckLog.Line line);
 
     static native int deck_msg_create(Pointer m, long size);
     /* Array-backed or direct buffers: JNA passes the address of the buffer's position. */
@@ -105,6 +114,8 @@ public final class DeckNative {
 
     static native int deck_mbox_create(Pointer mb, String name);
     static native int deck_mbox_clone(Pointer mb, String name);
+    static native int deck_mbox_clone_at(Pointer mb, int node, String name);
+    static native int deck_mbox_limit(Pointer mb, long maxLength);
     static native int deck_mbox_post(Pointer mb, Pointer msg);
     static native int deck_mbox_retrv(Pointer mb, Pointer msg);
     static native int deck_mbox_retrv_timed(Pointer mb, Pointer msg, int timeoutMs);

@@ -40,6 +40,16 @@ public final class Mailbox implements AutoCloseable {
         return new Mailbox(struct);
     }
 
+    /**
+     * A sending handle to the mailbox {@code name} of process {@code node}, asking that process
+     * only: a process that stops or dies never delays the clone of another's mailbox.
+     */
+    public static Mailbox cloneAt(int node, String name) throws DeckException {
+        Memory struct = newStruct();
+        DeckNative.check("deck_mbox_clone_at", DeckNative.deck_mbox_clone_at(struct, node, name));
+        return new Mailbox(struct);
+    }
+
     /** Sends the packed part of {@code message}; on return the message may be reused. */
     public void post(Message message) throws DeckException {
         DeckNative.check("deck_mbox_post", DeckNative.deck_mbox_post(open(), message.open()));
@@ -65,11 +75,20 @@ public final class Mailbox implements AutoCloseable {
     }
 
     /**
-     * Declares that only process {@code node} posts here: once it is gone and the queue is empty,
-     * retrieves fail with DECK_EPEER instead of waiting for ever.
+     * Declares that only process {@code node} posts here: a post from any other process is
+     * refused (it ends the connection it came on), and once {@code node} is gone and the queue
+     * is empty, retrieves fail with DECK_EPEER instead of waiting for ever.
      */
     public void watch(int node) throws DeckException {
         DeckNative.check("deck_mbox_watch", DeckNative.deck_mbox_watch(open(), node));
+    }
+
+    /**
+     * The longest message this (created) mailbox admits; a longer one is refused before
+     * anything is allocated for it, and ends the connection it came on.
+     */
+    public void limit(long maxLength) throws DeckException {
+        DeckNative.check("deck_mbox_limit", DeckNative.deck_mbox_limit(open(), maxLength));
     }
 
     public String name() {

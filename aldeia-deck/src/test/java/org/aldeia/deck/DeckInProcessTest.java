@@ -6,11 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,11 +23,37 @@ class DeckInProcessTest {
     @TempDir
     Path dir;
 
+    /** A static run needs its run secret; these tests start one without deckrun. */
+    @BeforeEach
+    void runSecret() throws Exception {
+        Deck.useSecretFile(DeckLauncher.writeRunSecret(dir.resolve("run.secret")));
+    }
+
     @AfterEach
     void tearDown() throws Exception {
         if (Deck.isInitialized()) {
             Deck.done();
         }
+        Deck.useSecretFile(null);
+    }
+
+    @Test
+    void aRunSecretOthersMayReadIsRefusedNamingTheFile() throws Exception {
+        Path secret = DeckLauncher.writeRunSecret(dir.resolve("readable.secret"));
+        Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-r--r--"));
+        Deck.useSecretFile(secret);
+        DeckException e = assertThrows(DeckException.class, this::initOneNode);
+        assertTrue(e.getMessage().contains("DECK_ECONFIG") && e.getMessage().contains(secret.toString())
+                && e.getMessage().contains("0600"), e.getMessage());
+        assertFalse(Deck.isInitialized());
+    }
+
+    @Test
+    void everyNodeOfAStaticRunHasTheRunKey() throws Exception {
+        initOneNode();
+        byte[] own = Deck.peerKey(0).orElseThrow();
+        assertEquals(Deck.KEY_BYTES, own.length);
+        assertTrue(Deck.peerKey(1).isEmpty(), "node 1 is not part of a run of one");
     }
 
     private void initOneNode() throws Exception {

@@ -4,11 +4,14 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.HexFormat;
 
 /**
- * One process of a two-process dynamic DECK run, driven by DynamicRunTest over stdin/stdout:
- * prints "PEER id contact", reads the other's line, adds it as a peer, exchanges one message
- * with it, prints "RECEIVED id" and waits for "EXIT" before tearing DECK down (so that neither
+ * One process of a two-process dynamic DECK run, driven by DynamicRunTest over stdin/stdout as a
+ * bootstrap would introduce them: the client (argument "client") prints "PEER id contact" and
+ * reads the server's line; the server reads the client's line and prints "PEER id contactFor";
+ * each adds the other with the pair key given in hex as the second argument, they exchange one
+ * message, print "RECEIVED id" and wait for "EXIT" before tearing DECK down (so that neither
  * leaves while the other still needs it).
  */
 public final class DynamicPeerMain {
@@ -20,7 +23,7 @@ public final class DynamicPeerMain {
 
     public static void main(String[] args) {
         try {
-            run();
+            run("server".equals(args[0]), HexFormat.of().parseHex(args[1]));
             System.exit(0);
         } catch (Throwable e) {
             e.printStackTrace();
@@ -28,21 +31,32 @@ public final class DynamicPeerMain {
         }
     }
 
-    private static void run() throws Exception {
+    private static void run(boolean server, byte[] key) throws Exception {
         BufferedReader parent = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Deck.initDynamic();
         int me = Deck.node();
-        System.out.println("PEER " + me + " " + Deck.contact());
-        System.out.flush();
-
+        if (!server) {
+            System.out.println("PEER " + me + " " + Deck.contact());
+            System.out.flush();
+        }
         String[] peerLine = parent.readLine().split(" ", 3);
         int peer = Integer.parseInt(peerLine[1]);
-        Deck.addPeer(peer, "127.0.0.1", peerLine[2]);
+        if (server) {
+            System.out.println("PEER " + me + " " + Deck.contactFor(peerLine[2], "127.0.0.1"));
+            System.out.flush();
+        }
+        if (Deck.peerKey(peer).isPresent()) {
+            throw new IllegalStateException("a key for peer " + peer + " before it was introduced");
+        }
+        Deck.addPeer(peer, "127.0.0.1", peerLine[2], key);
+        if (!Arrays.equals(key, Deck.peerKey(peer).orElseThrow())) {
+            throw new IllegalStateException("peer " + peer + " is not known under the key it was added with");
+        }
         if (Deck.numNodes() != 2) {
             throw new IllegalStateException("numNodes " + Deck.numNodes() + " after adding one peer");
         }
         try (Mailbox inbox = Mailbox.create("dyn-" + me);
-                Mailbox outbox = Mailbox.clone("dyn-" + peer);
+                Mailbox outbox = server ? Mailbox.cloneAt(peer, "dyn-" + peer) : Mailbox.clone("dyn-" + peer);
                 Message message = Message.create(16 + VALUES * Long.BYTES)) {
             inbox.watch(peer);
             outbox.post(message.pack(new int[] {me}).pack(values(me)));

@@ -13,16 +13,19 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Dynamic mode needs one process per DECK node, so two JVMs: each publishes its id and contact
- * on stdout, the test hands each one the other's, and they exchange a message.
+ * Dynamic mode needs one process per DECK node, so two JVMs: the client publishes its id and
+ * contact on stdout, the test hands it to the server, which answers with its own, and they
+ * exchange a message, both proving themselves with the same pair key.
  */
 class DynamicRunTest {
 
@@ -31,20 +34,25 @@ class DynamicRunTest {
         List<Process> peers = new ArrayList<>();
         try {
             assertTimeoutPreemptively(Duration.ofSeconds(90), () -> {
+                byte[] key = new byte[Deck.KEY_BYTES];
+                new SecureRandom().nextBytes(key);
+                String[] roles = {"server", "client"};
                 for (int i = 0; i < 2; i++) {
-                    peers.add(new ProcessBuilder(DeckLauncher.javaCommand(List.of(), DynamicPeerMain.class, List.of()))
+                    peers.add(new ProcessBuilder(DeckLauncher.javaCommand(List.of(), DynamicPeerMain.class,
+                            List.of(roles[i], HexFormat.of().formatHex(key))))
                             .redirectError(dir.resolve("peer-" + i + ".err").toFile()).start());
                 }
                 BufferedReader[] out = new BufferedReader[2];
                 String[] published = new String[2];
                 for (int i = 0; i < 2; i++) {
                     out[i] = new BufferedReader(new InputStreamReader(peers.get(i).getInputStream(), StandardCharsets.UTF_8));
-                    published[i] = readLine(out[i], "PEER ", dir, i);
                 }
+                published[1] = readLine(out[1], "PEER ", dir, 1);
+                tell(peers.get(0), published[1]);
+                published[0] = readLine(out[0], "PEER ", dir, 0);
+                tell(peers.get(1), published[0]);
                 int[] ids = {Integer.parseInt(published[0].split(" ")[1]), Integer.parseInt(published[1].split(" ")[1])};
                 assertNotEquals(ids[0], ids[1], "dynamic ids must be unique");
-                tell(peers.get(0), published[1]);
-                tell(peers.get(1), published[0]);
                 for (int i = 0; i < 2; i++) {
                     assertEquals("RECEIVED " + ids[1 - i], readLine(out[i], "RECEIVED ", dir, i));
                 }

@@ -1,0 +1,185 @@
+/*
+ * Proved connections (tcp.h): each has one reader thread, which reads frames until the stream
+ * ends, breaks or brings a bad frame, then ends the connection for good: the peer has left (or
+ * broke the protocol), its mailboxes' retrievers are told, the descriptor is closed once the
+ * last sender lets go of it. A reader cannot join itself, so ended readers wait on a list for
+ * the next thread that passes (a new connection, the handshake loop, deck_done) to join them:
+ * threads and descriptors return to what they were without a thread per connection to reap.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tcp.h"
+
+typedef struct ended {
+    deck_thread_t  thread;
+    struct ended  *next;
+} ended_t;
+
+static deck_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
+static deck_cond_t  conns_cond;            /* a connection ended */
+static int          conns_cond_ready;
+static tcp_conn_t  *live;
+static int          nlive;
+static ended_t     *ended;
+
+void tcp_conn_unref(tcp_conn_t *c)
+{
+    if (atomic_fetch_sub(&c->refs, 1) != 1) return;
+    tcp_io_close(&c->io);
+    deck_mutex_destroy(&c->send_lock);
+    free(c);
+}
+
+static void unlink_live(tcp_conn_t *c)
+{
+    for (tcp_conn_t **p = &live; *p; p = &(*p)->next)
+        if (*p == c) { *p = c->next; nlive--; return; }
+}
+
+/* The reader's last act: the peer is told, the connection leaves the live list. */
+static void end_connection(tcp_conn_t *c)
+{
+    atomic_store(&c->closed, 1);
+    tcp_io_shutdown(&c->io);          /* senders blocked in send fail now */
+    tcp_peer_lost(c->peer, c);
+    ended_t *e = malloc(sizeof *e);   /* if this fails the thread stays unjoined: a leak, not a crash */
+    deck_mutex_lock(&conns_lock);
+    unlink_live(c);
+    if (e) {
+        e->thread = pthread_self();   /* c->reader may not be written yet when a reader ends at once */
+        e->next = ended;
+        ended = e;
+    }
+    deck_cond_broadcast(&conns_cond);
+    deck_mutex_unlock(&conns_lock);
+    tcp_conn_unref(c);
+}
+
+/* The first proved connection of a peer is the one frames to it go on. */
+static void install(tcp_conn_t *c)
+{
+    tcp_peer_t *peer = c->peer;
+    tcp_peers_lock();
+    if (!peer->conn && !peer->gone && !atomic_load(&c->closed)) {
+        atomic_fetch_add(&c->refs, 1);
+        peer->conn = c;
+        deck_cond_broadcast(&peer->changed);
+    }
+    tcp_peers_unlock();
+}
+
+/* An accepted connection to encrypt: the handshake runs here, not in the handshake loop, so a
+ * slow one holds up no other connection. */
+static int encrypt_accepted(tcp_conn_t *c)
+{
+    tcp_auth_state_t *s = c->tls;
+    c->tls = NULL;
+    int rc = tcp_tls_start(&c->io, 1, s->key, s->nonce_c, s->nonce_a, tcp_auth_timeout_ms(), c->origin);
+    memset(s, 0, sizeof *s);
+    free(s);
+    if (rc) {
+        deck_log("%s", deck_last_error());
+        return 0;
+    }
+    install(c);
+    return 1;
+}
+
+static void *reader_main(void *arg)
+{
+    tcp_conn_t *c = arg;
+    tcp_frame_t f;
+    if (c->tls && !encrypt_accepted(c)) atomic_store(&c->closed, 1);
+    while (!atomic_load(&c->closed) && tcp_io_read_frame(&c->io, &f) > 0 && tcp_frame_handle(c, &f)) {}
+    end_connection(c);
+    return NULL;
+}
+
+void tcp_conns_reap(void)
+{
+    deck_mutex_lock(&conns_lock);
+    ended_t *list = ended;
+    ended = NULL;
+    deck_mutex_unlock(&conns_lock);
+    while (list) {
+        ended_t *next = list->next;
+        deck_thread_join(list->thread, NULL);
+        free(list);
+        list = next;
+    }
+}
+
+int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_auth_state_t *accept_tls)
+{
+    tcp_conns_reap();
+    tcp_conn_t *c = calloc(1, sizeof *c);
+    if (!c) {
+        tcp_io_close(&io);
+        return deck_fail(DECK_ENOMEM, "deck tcp: out of memory for the connection of %s", origin);
+    }
+    c->io = io;
+    c->peer = peer;
+    atomic_init(&c->refs, 1);                 /* the reader's */
+    atomic_init(&c->closed, 0);
+    deck_mutex_init(&c->send_lock);
+    snprintf(c->origin, sizeof c->origin, "%s", origin);
+    if (accept_tls && !(c->tls = malloc(sizeof *c->tls))) {
+        tcp_conn_unref(c);
+        return deck_fail(DECK_ENOMEM, "deck tcp: out of memory for the connection of %s", origin);
+    }
+    if (accept_tls) *c->tls = *accept_tls;
+    deck_mutex_lock(&conns_lock);
+    if (!conns_cond_ready) {
+        deck_cond_init(&conns_cond);
+        conns_cond_ready = 1;
+    }
+    int rc = deck_thread_create(&c->reader, reader_main, c);
+    if (rc == DECK_OK) {
+        c->next = live;
+        live = c;
+        nlive++;
+    }
+    deck_mutex_unlock(&conns_lock);
+    if (rc) {
+        free(c->tls);
+        tcp_conn_unref(c);
+        return deck_fail(DECK_ENOMEM, "deck tcp: no thread for the connection of %s", origin);
+    }
+    if (!accept_tls) install(c);
+    return DECK_OK;
+}
+
+int tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const void *payload)
+{
+    if (atomic_load(&c->closed)) return EPIPE;
+    deck_mutex_lock(&c->send_lock);
+    int err = tcp_io_send_frame(&c->io, f, payload);
+    deck_mutex_unlock(&c->send_lock);
+    if (err) tcp_conn_kill(c);
+    return err;
+}
+
+void tcp_conn_kill(tcp_conn_t *c)
+{
+    atomic_store(&c->closed, 1);
+    tcp_io_shutdown(&c->io);
+}
+
+void tcp_conns_stop(void)
+{
+    deck_mutex_lock(&conns_lock);
+    for (tcp_conn_t *c = live; c; c = c->next) tcp_conn_kill(c);
+    while (nlive > 0) deck_cond_wait(&conns_cond, &conns_lock);
+    deck_mutex_unlock(&conns_lock);
+    tcp_conns_reap();
+}
+
+int tcp_conns_live(void)
+{
+    deck_mutex_lock(&conns_lock);
+    int n = nlive;
+    deck_mutex_unlock(&conns_lock);
+    return n;
+}

@@ -1,0 +1,121 @@
+/*
+ * A connection's byte stream (tcp.h): whole reads, whole vectored writes and frames, over the
+ * plain socket or, once tcp_tls_start ran, over TLS (tcp_tls.c).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include "tcp.h"
+
+/* The TLS side of the stream, in tcp_tls.c. */
+int tcp_tls_read(tcp_io_t *io, void *buf, size_t n);
+int tcp_tls_writev(tcp_io_t *io, struct iovec *iov, int iovcnt);
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+
+void tcp_frame_encode(unsigned char h[TCP_FRAME_BYTES], const tcp_frame_t *f)
+{
+    uint32_t w[3] = { htonl(f->type), htonl((uint32_t)f->src), htonl((uint32_t)f->index) };
+    memcpy(h, w, 12);
+    memset(h + 12, 0, 4);
+    put64(h + 16, f->len);
+}
+
+void tcp_frame_decode(const unsigned char h[TCP_FRAME_BYTES], tcp_frame_t *f)
+{
+    uint32_t w[3];
+    memcpy(w, h, 12);
+    f->type = ntohl(w[0]);
+    f->src = (int32_t)ntohl(w[1]);
+    f->index = (int32_t)ntohl(w[2]);
+    f->len = get64(h + 16);
+}
+
+static int plain_writev(int fd, struct iovec *iov, int iovcnt)
+{
+    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
+    while (mh.msg_iovlen > 0) {
+        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);   /* a dead peer gives EPIPE, not SIGPIPE */
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        while (mh.msg_iovlen > 0 && (size_t)n >= mh.msg_iov->iov_len) {
+            n -= (ssize_t)mh.msg_iov->iov_len;
+            mh.msg_iov++;
+            mh.msg_iovlen--;
+        }
+        if (mh.msg_iovlen > 0) {
+            mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + n;
+            mh.msg_iov->iov_len -= (size_t)n;
+        }
+    }
+    return 0;
+}
+
+static int plain_read(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r == 0) return 0;
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+int tcp_io_read(tcp_io_t *io, void *buf, size_t n)
+{
+    return io->tls ? tcp_tls_read(io, buf, n) : plain_read(io->fd, buf, n);
+}
+
+int tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt)
+{
+    return io->tls ? tcp_tls_writev(io, iov, iovcnt) : plain_writev(io->fd, iov, iovcnt);
+}
+
+int tcp_io_send_frame(tcp_io_t *io, const tcp_frame_t *f, const void *payload)
+{
+    unsigned char h[TCP_FRAME_BYTES];
+    tcp_frame_encode(h, f);
+    struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, payload ? f->len : 0 } };
+    return tcp_io_writev(io, iov, payload && f->len ? 2 : 1);
+}
+
+int tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f)
+{
+    unsigned char h[TCP_FRAME_BYTES];
+    int rc = tcp_io_read(io, h, sizeof h);
+    if (rc <= 0) return rc;
+    tcp_frame_decode(h, f);
+    return 1;
+}
+
+void tcp_io_shutdown(tcp_io_t *io)
+{
+    if (io->fd >= 0) shutdown(io->fd, SHUT_RDWR);
+}
+
+void tcp_io_close(tcp_io_t *io)
+{
+    tcp_tls_free(io);
+    if (io->fd >= 0) close(io->fd);
+    io->fd = -1;
+}
