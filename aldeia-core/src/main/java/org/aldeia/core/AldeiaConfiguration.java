@@ -2,6 +2,9 @@ package org.aldeia.core;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -11,15 +14,11 @@ import java.util.OptionalInt;
  * system property {@code aldeia.configuration}, or the defaults when there is none.
  *
  * <p>File format: {@code key = value} lines; {@code #} starts a comment (a whole line or the
- * rest of one); blank lines are ignored. Keys: {@code socket_type}, {@code mtu},
- * {@code deck_id}, {@code deck_nodes}, {@code deck_file}, {@code deck_transport},
- * {@code infiniband_port}, {@code infiniband_qos}, {@code send_region_size},
- * {@code receive_buffers}, {@code deck_msg_buf_limit}, {@code deck_medbuf_size},
- * {@code deck_mseg_size}. It may also hold {@code bind <address> <ports>} and
- * {@code connect <address> <ports>} rules saying which server sockets and which connecting
- * sockets use Aldeia where it is installed JVM-wide ({@link #rules()}). A file Aldeia cannot use
- * raises {@link AldeiaConfigurationException} whose message names the file, the line and the key
- * or rule. Instances are immutable.
+ * rest of one); blank lines are ignored. The keys are {@link ConfigurationKey}'s. It may also
+ * hold {@code bind <address> <ports>} and {@code connect <address> <ports>} rules saying which
+ * server sockets and which connecting sockets use Aldeia where it is installed JVM-wide
+ * ({@link #rules()}). A file Aldeia cannot use raises {@link AldeiaConfigurationException} whose
+ * message names the file, the line and the key or rule. Instances are immutable.
  */
 public final class AldeiaConfiguration {
 
@@ -33,52 +32,33 @@ public final class AldeiaConfiguration {
     public static final int DEFAULT_MTU = 1024;
     public static final int MIN_MTU = 64;
     public static final int MAX_MTU = 1 << 20;
-    public static final String DEFAULT_DECK_FILE = "nodes";
-    /**
-     * DECK's network: {@code auto} reaches peers on this host through shared memory (sci) and
-     * other hosts over tcp in dynamic runs, and means tcp in static runs; {@code tcp}; or
-     * {@code sci}, static runs with every process on one host.
-     */
-    public static final String DEFAULT_DECK_TRANSPORT = "auto";
-    public static final int DEFAULT_INFINIBAND_PORT = 1;
-    public static final int DEFAULT_INFINIBAND_QOS = 0;
-    /** Thesis Fig. 4.9: one registered region of 1 MiB per socket. */
-    public static final int DEFAULT_SEND_REGION_SIZE = 1 << 20;
-    public static final int DEFAULT_RECEIVE_BUFFERS = 16;
 
     /** Where {@link #source()} says the settings came from when there is no file. */
     public static final String DEFAULTS_SOURCE = "defaults";
 
     private final String source;
-    private final String socketType;
-    private final int mtu;
-    private final Integer deckId;
-    private final Integer deckNodes;
-    private final Path deckFile;
-    private final String deckTransport;
-    private final int infinibandPort;
-    private final int infinibandQos;
-    private final int sendRegionSize;
-    private final int receiveBuffers;
-    private final DeckSciThresholds sciThresholds;
+    private final Map<ConfigurationKey, Object> values;
     private final SocketRules rules;
 
-    AldeiaConfiguration(String source, String socketType, int mtu, Integer deckId, Integer deckNodes,
-            Path deckFile, String deckTransport, int infinibandPort, int infinibandQos,
-            int sendRegionSize, int receiveBuffers, DeckSciThresholds sciThresholds, SocketRules rules) {
+    private AldeiaConfiguration(String source, Map<ConfigurationKey, Object> values, SocketRules rules) {
         this.source = source;
-        this.socketType = socketType;
-        this.mtu = mtu;
-        this.deckId = deckId;
-        this.deckNodes = deckNodes;
-        this.deckFile = deckFile;
-        this.deckTransport = deckTransport;
-        this.infinibandPort = infinibandPort;
-        this.infinibandQos = infinibandQos;
-        this.sendRegionSize = sendRegionSize;
-        this.receiveBuffers = receiveBuffers;
-        this.sciThresholds = sciThresholds;
+        this.values = values;
         this.rules = rules;
+    }
+
+    /**
+     * Every key's default, then {@code given} over them (keys without a default stay absent
+     * unless given); the values must be what {@link ConfigurationKey#value()} makes.
+     */
+    static AldeiaConfiguration of(String source, Map<ConfigurationKey, Object> given, SocketRules rules) {
+        Map<ConfigurationKey, Object> values = new EnumMap<>(ConfigurationKey.class);
+        for (ConfigurationKey key : ConfigurationKey.values()) {
+            if (key.defaultValue() != null) {
+                values.put(key, key.defaultValue());
+            }
+        }
+        values.putAll(given);
+        return new AldeiaConfiguration(source, Collections.unmodifiableMap(values), rules);
     }
 
     /**
@@ -106,7 +86,7 @@ public final class AldeiaConfiguration {
     }
 
     /**
-     * Reads one configuration file; {@code deck_file} is resolved against its directory.
+     * Reads one configuration file; paths in it are resolved against its directory.
      *
      * @throws AldeiaConfigurationException naming the file, line and key of the first error
      */
@@ -115,14 +95,12 @@ public final class AldeiaConfiguration {
     }
 
     /**
-     * The settings without a file: the socket type is chosen automatically, mtu 1024,
-     * InfiniBand port 1 and service level 0 (the thesis's defaults), dynamic DECK over tcp,
+     * The settings without a file: the socket type is chosen automatically, every key's default
+     * (mtu 1024, InfiniBand port 1 and service level 0: the thesis's), dynamic DECK,
      * {@link SocketRules#defaults()}.
      */
     public static AldeiaConfiguration defaults() {
-        return new AldeiaConfiguration(DEFAULTS_SOURCE, null, DEFAULT_MTU, null, null, Path.of(DEFAULT_DECK_FILE),
-                DEFAULT_DECK_TRANSPORT, DEFAULT_INFINIBAND_PORT, DEFAULT_INFINIBAND_QOS,
-                DEFAULT_SEND_REGION_SIZE, DEFAULT_RECEIVE_BUFFERS, DeckSciThresholds.DEFAULTS, SocketRules.defaults());
+        return of(DEFAULTS_SOURCE, Map.of(), SocketRules.defaults());
     }
 
     /** Whether the settings came from a file rather than {@link #defaults()}. */
@@ -134,38 +112,56 @@ public final class AldeiaConfiguration {
     public String source() { return source; }
 
     /** {@code SOCKET_VAPI} or {@code SOCKET_DECK}; empty when Aldeia chooses by itself. */
-    public Optional<String> socketType() { return Optional.ofNullable(socketType); }
+    public Optional<String> socketType() { return Optional.ofNullable((String) values.get(ConfigurationKey.SOCKET_TYPE)); }
 
     /** Largest block one descriptor carries, bytes. */
-    public int mtu() { return mtu; }
+    public int mtu() { return integer(ConfigurationKey.MTU); }
 
     /** Static DECK: this process's id; empty in dynamic mode. */
-    public OptionalInt deckId() { return deckId == null ? OptionalInt.empty() : OptionalInt.of(deckId); }
+    public OptionalInt deckId() { return optionalInt(ConfigurationKey.DECK_ID); }
 
     /** Static DECK: number of processes; empty in dynamic mode. */
-    public OptionalInt deckNodes() { return deckNodes == null ? OptionalInt.empty() : OptionalInt.of(deckNodes); }
+    public OptionalInt deckNodes() { return optionalInt(ConfigurationKey.DECK_NODES); }
 
     /** Static DECK: the nodes file, resolved against the configuration file's directory. */
-    public Path deckFile() { return deckFile; }
+    public Path deckFile() { return (Path) values.get(ConfigurationKey.DECK_FILE); }
 
-    /** DECK transport: {@code tcp}, or {@code sci} (shared segments, every process on one host). */
-    public String deckTransport() { return deckTransport; }
+    /**
+     * Static DECK: the run secret file, resolved against the configuration file's directory and
+     * checked (this user's, mode 0600); empty: the DECK_SECRET_FILE of the environment.
+     */
+    public Optional<Path> deckSecretFile() { return Optional.ofNullable((Path) values.get(ConfigurationKey.DECK_SECRET_FILE)); }
+
+    /** DECK transport: {@code auto}, {@code tcp}, or {@code sci} (static runs on one host). */
+    public String deckTransport() { return (String) values.get(ConfigurationKey.DECK_TRANSPORT); }
+
+    /** Whether DECK tcp connections run TLS. */
+    public boolean deckTcpEncryption() { return (Boolean) values.get(ConfigurationKey.DECK_TCP_ENCRYPTION); }
 
     /** Whether DECK is started statically (deck_id and deck_nodes given). */
-    public boolean isStaticDeck() { return deckId != null; }
+    public boolean isStaticDeck() { return values.containsKey(ConfigurationKey.DECK_ID); }
 
-    public int infinibandPort() { return infinibandPort; }
+    public int infinibandPort() { return integer(ConfigurationKey.INFINIBAND_PORT); }
 
-    public int infinibandQos() { return infinibandQos; }
+    public int infinibandQos() { return integer(ConfigurationKey.INFINIBAND_QOS); }
 
     /** Bytes of the registered send ring per socket (thesis: 1 MiB). */
-    public int sendRegionSize() { return sendRegionSize; }
+    public int sendRegionSize() { return integer(ConfigurationKey.SEND_REGION_SIZE); }
 
     /** MTU-sized receive buffers pre-posted per socket. */
-    public int receiveBuffers() { return receiveBuffers; }
+    public int receiveBuffers() { return integer(ConfigurationKey.RECEIVE_BUFFERS); }
+
+    /** Milliseconds a server socket gives a connecting client for each step of its bootstrap. */
+    public int bootstrapTimeout() { return integer(ConfigurationKey.BOOTSTRAP_TIMEOUT); }
+
+    /** Connections of one address a server socket waits on before their bootstrap's first message. */
+    public int bootstrapPerAddress() { return integer(ConfigurationKey.BOOTSTRAP_PER_ADDRESS); }
 
     /** The sizes of DECK's sci protocols (deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size). */
-    public DeckSciThresholds sciThresholds() { return sciThresholds; }
+    public DeckSciThresholds sciThresholds() {
+        return new DeckSciThresholds(integer(ConfigurationKey.DECK_MSG_BUF_LIMIT),
+                integer(ConfigurationKey.DECK_MEDBUF_SIZE), integer(ConfigurationKey.DECK_MSEG_SIZE));
+    }
 
     /**
      * Which sockets use Aldeia where it is installed JVM-wide: the file's {@code bind} and
@@ -173,22 +169,24 @@ public final class AldeiaConfiguration {
      */
     public SocketRules rules() { return rules; }
 
+    private int integer(ConfigurationKey key) {
+        return (Integer) values.get(key);
+    }
+
+    private OptionalInt optionalInt(ConfigurationKey key) {
+        Integer value = (Integer) values.get(key);
+        return value == null ? OptionalInt.empty() : OptionalInt.of(value);
+    }
+
     @Override
     public String toString() {
-        return "AldeiaConfiguration[source=" + source
-                + ", socket_type=" + (socketType == null ? "(automatic)" : socketType)
-                + ", mtu=" + mtu
-                + ", deck_id=" + (deckId == null ? "(dynamic)" : deckId)
-                + ", deck_nodes=" + (deckNodes == null ? "(dynamic)" : deckNodes)
-                + ", deck_file=" + deckFile
-                + ", deck_transport=" + deckTransport
-                + ", infiniband_port=" + infinibandPort
-                + ", infiniband_qos=" + infinibandQos
-                + ", send_region_size=" + sendRegionSize
-                + ", receive_buffers=" + receiveBuffers
-                + ", deck_msg_buf_limit=" + sciThresholds.msgBufLimit()
-                + ", deck_medbuf_size=" + sciThresholds.medbufSize()
-                + ", deck_mseg_size=" + sciThresholds.msegSize()
-                + ", rules=" + rules + "]";
+        StringBuilder s = new StringBuilder("AldeiaConfiguration[source=").append(source);
+        for (ConfigurationKey key : ConfigurationKey.values()) {
+            Object value = values.get(key);
+            String absent = key == ConfigurationKey.SOCKET_TYPE ? "(automatic)"
+                    : key == ConfigurationKey.DECK_ID || key == ConfigurationKey.DECK_NODES ? "(dynamic)" : "(none)";
+            s.append(", ").append(key.key()).append('=').append(value == null ? absent : value);
+        }
+        return s.append(", rules=").append(rules).append(']').toString();
     }
 }

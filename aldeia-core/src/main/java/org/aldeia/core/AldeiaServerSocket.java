@@ -10,15 +10,15 @@ import java.net.SocketOption;
 import java.net.SocketTimeoutException;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.Optional;
 import java.util.Set;
+import org.aldeia.core.spi.Transport;
 
 /**
  * A server socket whose {@link #accept()} returns {@link AldeiaSocket}s (thesis Fig. 4.2). It
  * listens with a plain TCP {@link ServerSocketChannel} on its port for the bootstraps of
  * connecting Aldeia sockets and runs the server side of each bootstrap (thesis Fig. 4.4) in the
- * background ({@link BackgroundAcceptor}); {@link #accept()} returns the next connected socket.
+ * background ({@link BootstrapAcceptor}); {@link #accept()} returns the next connected socket.
  * As with TCP, a client's connect completes once the server has taken it, and a slow or dead
  * client never holds accept for the others. Like {@link AldeiaSocket}, it overrides every
  * method that would reach the superclass's SocketImpl, so no other OS socket is created.
@@ -36,7 +36,7 @@ public class AldeiaServerSocket extends ServerSocket {
 
     private final Object stateLock = new Object();
     private ServerSocketChannel listener;
-    private BackgroundAcceptor<AldeiaSocket> acceptor;
+    private BootstrapAcceptor acceptor;
     private InetSocketAddress localAddress;
     private volatile boolean closed;
 
@@ -111,10 +111,9 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             listener = channel;
             localAddress = (InetSocketAddress) channel.getLocalAddress();
-            AldeiaEnvironment env = environment;
-            StoredSocketOptions stored = options;
-            acceptor = new BackgroundAcceptor<>(channel, backlog < 1 ? DEFAULT_BACKLOG : backlog,
-                    "port " + localAddress.getPort(), accepted -> bootstrap(env, stored, accepted));
+            acceptor = new BootstrapAcceptor(channel, backlog < 1 ? DEFAULT_BACKLOG : backlog,
+                    "port " + localAddress.getPort(), BootstrapAcceptor.Mode.ALDEIA,
+                    BootstrapAcceptor.Limits.of(environment.configuration()), new AcceptedSockets(environment, options));
             // As the JDK's server sockets are, one dropped without close is closed once unreachable.
             PlainChannelCleaner.closeWhenUnreachable(this, acceptor);
         }
@@ -138,7 +137,7 @@ public class AldeiaServerSocket extends ServerSocket {
      */
     @Override
     public AldeiaSocket accept() throws IOException {
-        BackgroundAcceptor<AldeiaSocket> connections;
+        BootstrapAcceptor connections;
         synchronized (stateLock) {
             checkNotClosed();
             if (acceptor == null) {
@@ -146,31 +145,37 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             connections = acceptor;
         }
-        return connections.accept(soTimeout);
+        return ((BootstrapAcceptor.AldeiaClient) connections.accept(soTimeout)).socket();
     }
 
     /**
-     * The server side of the bootstrap, on a connection just taken from the listener; static,
-     * so that the acceptor thread running it does not keep this server socket reachable. As
-     * java.net's accepted sockets inherit their listener's SO_RCVBUF, a value set on the server
-     * socket sizes the receive buffers of every connection accepted (see
-     * {@link AldeiaSocket#setReceiveBufferSize}).
+     * The sockets of the clients accepted: apart from this server socket, so that the acceptor's
+     * threads do not keep it reachable. As java.net's accepted sockets inherit their listener's
+     * SO_RCVBUF, a value set on the server socket sizes the receive buffers of every connection
+     * accepted (see {@link AldeiaSocket#setReceiveBufferSize}).
      */
-    private static AldeiaSocket bootstrap(AldeiaEnvironment environment, StoredSocketOptions options,
-            SocketChannel accepted) throws IOException {
-        AldeiaSocket socket = new AldeiaSocket(environment);
-        Optional<Integer> receiveBufferSize = options.explicit(StandardSocketOptions.SO_RCVBUF);
-        if (receiveBufferSize.isPresent()) {
-            socket.setReceiveBufferSize(receiveBufferSize.get());
+    private record AcceptedSockets(AldeiaEnvironment environment, StoredSocketOptions options)
+            implements BootstrapAcceptor.Sockets {
+        @Override
+        public AldeiaSocket newSocket() throws IOException {
+            AldeiaSocket socket = new AldeiaSocket(environment);
+            Optional<Integer> receiveBufferSize = options.explicit(StandardSocketOptions.SO_RCVBUF);
+            if (receiveBufferSize.isPresent()) {
+                socket.setReceiveBufferSize(receiveBufferSize.get());
+            }
+            return socket;
         }
-        socket.acceptFrom(accepted, new byte[0], Bootstrap.DEFAULT_TIMEOUT_MILLIS);
-        return socket;
+
+        @Override
+        public Transport transport() throws IOException {
+            return environment.transport();
+        }
     }
 
     /** Stops listening; a thread blocked in accept gets a SocketException. Idempotent. */
     @Override
     public void close() throws IOException {
-        BackgroundAcceptor<AldeiaSocket> toClose;
+        BootstrapAcceptor toClose;
         synchronized (stateLock) {
             if (closed) {
                 return;

@@ -37,7 +37,7 @@ public class AldeiaSocket extends Socket {
     private final StoredSocketOptions options = StoredSocketOptions.forSocket();
     private volatile int soTimeout;
     private volatile boolean oobInline;
-    private volatile int bootstrapTimeoutMillis = Bootstrap.DEFAULT_TIMEOUT_MILLIS;
+    private volatile int bootstrapTimeoutMillis = BootstrapProtocol.CLIENT_TIMEOUT_MILLIS;
 
     private final Object stateLock = new Object();
     /** The bootstrap connection while bound or connecting; close() closes it to abort a connect. */
@@ -204,8 +204,8 @@ public class AldeiaSocket extends Socket {
             channel.socket().connect(remote, timeout);
             InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
             BufferSizes sizes = chooseSizes();
-            attach(Bootstrap.establish(channel, new byte[0], transport, id, sizes.endpoint(),
-                    bootstrapWait(timeout, start)), sizes, local, remote);
+            attach(ClientBootstrap.connect(channel, transport, id, sizes.endpoint(), bootstrapWait(timeout, start)),
+                    sizes, local, remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
                 throw abortedByClose(e);
@@ -234,28 +234,20 @@ public class AldeiaSocket extends Socket {
     }
 
     /**
-     * The server side of the bootstrap, on a connection a server socket accepted.
-     *
-     * @param alreadyRead the client's first bytes, read to tell it from a plain TCP client
+     * The memory of the connection a server socket prepares for this (accepted) socket: from
+     * its SO_SNDBUF and SO_RCVBUF (inherited from the server socket), or the configuration's.
      */
-    void acceptFrom(SocketChannel accepted, byte[] alreadyRead, int timeoutMillis) throws IOException {
-        synchronized (stateLock) {
-            bootstrap = accepted;
-            connecting = true;
-        }
-        try {
-            InetSocketAddress local = (InetSocketAddress) accepted.getLocalAddress();
-            InetSocketAddress remote = (InetSocketAddress) accepted.getRemoteAddress();
-            Transport transport = environment.transport();
-            BufferSizes sizes = chooseSizes();
-            attach(Bootstrap.establish(accepted, alreadyRead, transport, id, sizes.endpoint(), timeoutMillis), sizes,
-                    local, remote);
-        } catch (IOException | RuntimeException e) {
-            closeAfterFailedConnect(e);
-            throw e;
-        } finally {
-            finishBootstrap(accepted);
-        }
+    BufferSizes connectionSizes() throws IOException {
+        return chooseSizes();
+    }
+
+    /**
+     * Gives this socket the connection a server socket prepared for it ({@link
+     * BootstrapAcceptor}): the server side of the bootstrap has run.
+     */
+    void attachAccepted(Channel connectedChannel, BufferSizes sizes, InetSocketAddress local,
+            InetSocketAddress remote) throws IOException {
+        attach(connectedChannel, sizes, local, remote);
     }
 
     /** Called once the environment is started, so its configuration is known. */

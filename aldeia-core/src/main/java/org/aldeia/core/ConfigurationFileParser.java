@@ -1,44 +1,28 @@
 package org.aldeia.core;
 
 import java.io.IOException;
-import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
- * Reads one Aldeia configuration file (thesis Fig. 4.3): {@code key = value} lines and
- * {@code bind}/{@code connect} rule lines ({@link SocketRuleParser}), {@code #} starts a comment
- * anywhere on a line, blank lines are ignored. Every error names the file,
- * the line and the key, because a cluster user edits one file per JVM and must find the bad
- * line without reading Aldeia's source.
+ * Reads one Aldeia configuration file (thesis Fig. 4.3): {@code key = value} lines, the keys and
+ * their values as {@link ConfigurationKey} declares them, and {@code bind}/{@code connect} rule
+ * lines ({@link SocketRuleParser}); {@code #} starts a comment anywhere on a line, blank lines are
+ * ignored. Every error names the file, the line and the key, because a cluster user edits one
+ * file per JVM and must find the bad line without reading Aldeia's source.
  */
 final class ConfigurationFileParser {
-
-    static final List<String> KEYS = List.of("socket_type", "mtu", "deck_id", "deck_nodes", "deck_file",
-            "deck_transport", "infiniband_port", "infiniband_qos", "send_region_size", "receive_buffers",
-            "deck_msg_buf_limit", "deck_medbuf_size", "deck_mseg_size");
-
-    /** Any provider's type name has this shape; which ones exist is decided at environment start. */
-    private static final Pattern SOCKET_TYPE = Pattern.compile("SOCKET_[A-Z0-9_]+");
-
-    /** DECK transports this version implements. */
-    private static final List<String> DECK_TRANSPORTS = List.of("auto", "tcp", "sci");
-    /** DECK transports of the thesis that a later version implements. */
-    private static final List<String> RESERVED_DECK_TRANSPORTS = List.of("gm");
-
-    private static final long GIB = 1L << 30;
 
     private record Entry(int line, String value) {}
 
     private final String file;
-    private final Map<String, Entry> entries = new LinkedHashMap<>();
+    private final Map<ConfigurationKey, Entry> entries = new EnumMap<>(ConfigurationKey.class);
     private final SocketRuleParser ruleParser;
     /** In file order: the first matching rule decides. */
     private final List<SocketRule> rules = new ArrayList<>();
@@ -81,17 +65,18 @@ final class ConfigurationFileParser {
                 throw error(lineNumber, null, "expected 'key = value' but found '" + text
                         + "' (rule lines are 'bind <address> <ports>' and 'connect <address> <ports>')");
             }
-            String key = text.substring(0, equals).strip();
+            String name = text.substring(0, equals).strip();
             String value = text.substring(equals + 1).strip();
-            if (!KEYS.contains(key)) {
-                throw error(lineNumber, key, "unknown key (known keys: " + String.join(", ", KEYS) + ")");
+            ConfigurationKey key = ConfigurationKey.named(name);
+            if (key == null) {
+                throw error(lineNumber, name, "unknown key (known keys: " + ConfigurationKey.names() + ")");
             }
             if (value.isEmpty()) {
-                throw error(lineNumber, key, "the value is missing");
+                throw error(lineNumber, name, "the value is missing");
             }
             Entry first = entries.putIfAbsent(key, new Entry(lineNumber, value));
             if (first != null) {
-                throw error(lineNumber, key, "given twice (first on line " + first.line() + ")");
+                throw error(lineNumber, name, "given twice (first on line " + first.line() + ")");
             }
         }
     }
@@ -102,112 +87,67 @@ final class ConfigurationFileParser {
     }
 
     private AldeiaConfiguration build(Path directory) throws AldeiaConfigurationException {
-        String socketType = socketType();
-        int mtu = number("mtu", AldeiaConfiguration.DEFAULT_MTU, AldeiaConfiguration.MIN_MTU,
-                AldeiaConfiguration.MAX_MTU);
-        Integer deckId = optionalNumber("deck_id", 0, Integer.MAX_VALUE);
-        Integer deckNodes = optionalNumber("deck_nodes", 1, Integer.MAX_VALUE);
-        checkStaticDeck(deckId, deckNodes);
-        Path deckFile = directory.resolve(text("deck_file", AldeiaConfiguration.DEFAULT_DECK_FILE));
-        String deckTransport = deckTransport(deckId != null);
-        int port = number("infiniband_port", AldeiaConfiguration.DEFAULT_INFINIBAND_PORT, 1, 255);
-        int qos = number("infiniband_qos", AldeiaConfiguration.DEFAULT_INFINIBAND_QOS, 0, 15);
-        int sendRegion = sendRegionSize(mtu);
-        int receiveBuffers = number("receive_buffers", AldeiaConfiguration.DEFAULT_RECEIVE_BUFFERS, 2, 4096);
-        return new AldeiaConfiguration(file, socketType, mtu, deckId, deckNodes, deckFile, deckTransport,
-                port, qos, sendRegion, receiveBuffers, sciThresholds(), SocketRules.of(rules));
+        Map<ConfigurationKey, Object> values = new EnumMap<>(ConfigurationKey.class);
+        for (Map.Entry<ConfigurationKey, Entry> given : entries.entrySet()) {
+            ConfigurationKey key = given.getKey();
+            try {
+                values.put(key, key.value().parse(given.getValue().value(), directory));
+            } catch (ConfigurationValue.Problem problem) {
+                throw error(key, problem.getMessage());
+            }
+        }
+        for (ConfigurationKey key : ConfigurationKey.values()) {
+            if (!values.containsKey(key) && key.defaultValue() instanceof Path path) {
+                values.put(key, directory.resolve(path)); // a default path is the file's neighbour too
+            }
+        }
+        AldeiaConfiguration configuration = AldeiaConfiguration.of(file, values, SocketRules.of(rules));
+        checkStaticDeck(configuration);
+        checkSizes(configuration);
+        return configuration;
     }
 
-    private String socketType() throws AldeiaConfigurationException {
-        String value = text("socket_type", null);
-        if (value != null && !SOCKET_TYPE.matcher(value).matches()) {
-            throw error("socket_type", "'" + value + "' is not a socket type (" + AldeiaConfiguration.SOCKET_VAPI
-                    + ", " + AldeiaConfiguration.SOCKET_DECK + " or another installed provider's SOCKET_* name)");
+    /** deck_id and deck_nodes start DECK statically: both or neither, with a run secret. */
+    private void checkStaticDeck(AldeiaConfiguration c) throws AldeiaConfigurationException {
+        boolean id = entries.containsKey(ConfigurationKey.DECK_ID), nodes = entries.containsKey(ConfigurationKey.DECK_NODES);
+        if (id && !nodes) {
+            throw error(ConfigurationKey.DECK_ID, "deck_id is given but deck_nodes is missing");
         }
-        return value;
+        if (nodes && !id) {
+            throw error(ConfigurationKey.DECK_NODES, "deck_nodes is given but deck_id is missing");
+        }
+        if (id && c.deckId().getAsInt() >= c.deckNodes().getAsInt()) {
+            throw error(ConfigurationKey.DECK_ID, c.deckId().getAsInt() + " must be less than deck_nodes "
+                    + c.deckNodes().getAsInt() + " (line " + entries.get(ConfigurationKey.DECK_NODES).line() + ")");
+        }
+        if ("sci".equals(c.deckTransport()) && !id) {
+            throw error(ConfigurationKey.DECK_TRANSPORT, "'sci' needs a static DECK run (deck_id and deck_nodes); "
+                    + "without them leave it out or write auto, which reaches peers on this host through shared memory");
+        }
+        if (id && c.deckSecretFile().isEmpty() && System.getenv("DECK_SECRET_FILE") == null) {
+            throw error(ConfigurationKey.DECK_ID, "a static DECK run needs a run secret: name a file of random bytes, "
+                    + "mode 0600, the same for every JVM of the run, with deck_secret_file (or start the JVMs with "
+                    + "deckrun, which makes one)");
+        }
     }
 
-    /** deck_id and deck_nodes start DECK statically; one without the other is a mistake. */
-    private void checkStaticDeck(Integer deckId, Integer deckNodes) throws AldeiaConfigurationException {
-        if (deckId != null && deckNodes == null) {
-            throw error("deck_id", "deck_id is given but deck_nodes is missing");
-        }
-        if (deckNodes != null && deckId == null) {
-            throw error("deck_nodes", "deck_nodes is given but deck_id is missing");
-        }
-        if (deckId != null && deckId >= deckNodes) {
-            throw error("deck_id", deckId + " must be less than deck_nodes " + deckNodes
-                    + " (line " + entries.get("deck_nodes").line() + ")");
-        }
-    }
-
-    private String deckTransport(boolean staticDeck) throws AldeiaConfigurationException {
-        String value = text("deck_transport", AldeiaConfiguration.DEFAULT_DECK_TRANSPORT);
-        if ("sci".equals(value) && !staticDeck) {
-            throw error("deck_transport", "'sci' needs a static DECK run (deck_id and deck_nodes); without them "
-                    + "leave it out or write auto, which reaches peers on this host through shared memory");
-        }
-        if (DECK_TRANSPORTS.contains(value)) {
-            return value;
-        }
-        String allowed = "allowed: " + String.join(", ", DECK_TRANSPORTS);
-        if (RESERVED_DECK_TRANSPORTS.contains(value)) {
-            throw error("deck_transport", "'" + value + "' is not implemented in this version (" + allowed + ")");
-        }
-        throw error("deck_transport", "'" + value + "' is not a DECK transport (" + allowed + ")");
-    }
-
-    /** Protocol 2 must fit its largest message, header included, in the per-sender buffer. */
-    private DeckSciThresholds sciThresholds() throws AldeiaConfigurationException {
-        int limit = number("deck_msg_buf_limit", DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, 63, 1 << 24);
-        int medbuf = number("deck_medbuf_size", DeckSciThresholds.DEFAULT_MEDBUF_SIZE, 128, GIB);
-        int mseg = number("deck_mseg_size", DeckSciThresholds.DEFAULT_MSEG_SIZE, 1 << 16, GIB);
-        if (medbuf < limit + DeckSciThresholds.PROTOCOL2_HEADER) {
-            String key = entries.containsKey("deck_medbuf_size") ? "deck_medbuf_size" : "deck_msg_buf_limit";
-            throw error(key, "deck_medbuf_size " + medbuf + " must be at least deck_msg_buf_limit " + limit
-                    + " + " + DeckSciThresholds.PROTOCOL2_HEADER + " (a protocol-2 header and its largest body)");
-        }
-        return new DeckSciThresholds(limit, medbuf, mseg);
-    }
-
-    private int sendRegionSize(int mtu) throws AldeiaConfigurationException {
-        int size = number("send_region_size", AldeiaConfiguration.DEFAULT_SEND_REGION_SIZE, 1, GIB);
-        if (size < mtu) {
-            throw error("send_region_size", size + " is smaller than mtu " + mtu
+    private void checkSizes(AldeiaConfiguration c) throws AldeiaConfigurationException {
+        if (c.sendRegionSize() < c.mtu()) {
+            throw error(ConfigurationKey.SEND_REGION_SIZE, c.sendRegionSize() + " is smaller than mtu " + c.mtu()
                     + " (the ring must hold at least one block)");
         }
-        return size;
-    }
-
-    private String text(String key, String fallback) {
-        Entry entry = entries.get(key);
-        return entry == null ? fallback : entry.value();
-    }
-
-    private int number(String key, int fallback, long min, long max) throws AldeiaConfigurationException {
-        Integer value = optionalNumber(key, min, max);
-        return value == null ? fallback : value;
-    }
-
-    private Integer optionalNumber(String key, long min, long max) throws AldeiaConfigurationException {
-        Entry entry = entries.get(key);
-        if (entry == null) {
-            return null;
+        DeckSciThresholds sci = c.sciThresholds();
+        if (sci.medbufSize() < sci.msgBufLimit() + DeckSciThresholds.PROTOCOL2_HEADER) {
+            ConfigurationKey key = entries.containsKey(ConfigurationKey.DECK_MEDBUF_SIZE)
+                    ? ConfigurationKey.DECK_MEDBUF_SIZE : ConfigurationKey.DECK_MSG_BUF_LIMIT;
+            throw error(key, "deck_medbuf_size " + sci.medbufSize() + " must be at least deck_msg_buf_limit "
+                    + sci.msgBufLimit() + " + " + DeckSciThresholds.PROTOCOL2_HEADER
+                    + " (a protocol-2 header and its largest body)");
         }
-        BigInteger value;
-        try {
-            value = new BigInteger(entry.value());
-        } catch (NumberFormatException e) {
-            throw error(key, "'" + entry.value() + "' is not a number");
-        }
-        if (value.compareTo(BigInteger.valueOf(min)) < 0 || value.compareTo(BigInteger.valueOf(max)) > 0) {
-            throw error(key, value + " is out of range " + min + ".." + max);
-        }
-        return value.intValueExact();
     }
 
-    private AldeiaConfigurationException error(String key, String problem) {
-        return error(entries.get(key).line(), key, problem);
+    private AldeiaConfigurationException error(ConfigurationKey key, String problem) {
+        return error(entries.get(key).line(), key.key(), problem);
     }
 
     private AldeiaConfigurationException error(int line, String key, String problem) {

@@ -1,6 +1,5 @@
 package org.aldeia.core;
 
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -15,22 +14,23 @@ import java.net.SocketImpl;
 import java.net.SocketOption;
 import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
-import java.nio.channels.SocketChannel;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.aldeia.core.spi.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The implementation behind every {@code java.net.ServerSocket} of a JVM where
  * {@link Aldeia#install()} ran. It listens with a plain TCP channel. When a bind rule matches
- * its address, every connection it accepts is looked at first ({@link BootstrapDetector}): an
- * Aldeia client gets the server side of the bootstrap and an {@link AldeiaSocket}, any other
- * client a plain socket that still delivers the bytes looked at; without a matching rule every
- * connection is plain. So a server keeps accepting the clients of a mixed cluster.
+ * its address, every connection it accepts is looked at first: an Aldeia client (its first
+ * bytes are the bootstrap's magic) gets the server side of the bootstrap and an
+ * {@link AldeiaSocket}, any other client a plain socket that still delivers the bytes looked at;
+ * without a matching rule every connection is plain. So a server keeps accepting the clients of
+ * a mixed cluster.
  *
  * <p>Connections are accepted, and under a bind rule looked at, in the background
- * ({@link BackgroundAcceptor}): a silent or slow client never holds accept for the others, and
+ * ({@link BootstrapAcceptor}): a silent or slow client never holds accept for the others, and
  * a client whose Aldeia bootstrap fails (it died, it is not what it claimed) does not make
  * accept fail, as a client's trouble never makes java.net's accept fail: it is logged and the
  * next connection is accepted.
@@ -48,18 +48,18 @@ final class InstalledServerSocketImpl extends SocketImpl {
     private InetSocketAddress requested;
     private volatile int soTimeout;
     /** Set by listen: it accepts in the background, and tells clients apart under a bind rule. */
-    private volatile BackgroundAcceptor<Accepted> acceptor;
+    private volatile BootstrapAcceptor acceptor;
     private volatile boolean closed;
 
+    /**
+     * @param environment the JVM's: its configuration says how long a silent client is waited
+     *     for before it counts as plain TCP (bootstrap_timeout), and its transport serves the
+     *     Aldeia clients
+     */
     InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules) {
-        this(environment, rules, BootstrapDetector.WAIT_MILLIS);
-    }
-
-    /** @param detectMillis how long a silent client is waited for before it counts as plain TCP */
-    InstalledServerSocketImpl(Supplier<AldeiaEnvironment> environment, SocketRules rules, int detectMillis) {
         // Opens nothing: java.net.ServerSocket creates an impl for every server socket, AldeiaServerSocket's too.
         this.rules = rules;
-        this.preparation = new ClientPreparation(environment, detectMillis);
+        this.preparation = new ClientPreparation(environment);
     }
 
     @Override
@@ -86,56 +86,41 @@ final class InstalledServerSocketImpl extends SocketImpl {
         }
         listener().bind(requested, queue);
         int port = getLocalPort();
-        BackgroundAcceptor.Preparation<Accepted> prepare;
+        BootstrapAcceptor.Mode mode = BootstrapAcceptor.Mode.PLAIN;
         if (matched != null) {
             LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", port, matched);
-            ClientPreparation clients = preparation; // not this: the acceptor thread must not keep it reachable
-            prepare = accepted -> clients.prepare(accepted, port);
-        } else {
-            prepare = accepted -> new Accepted(accepted.socket(), new byte[0]);
+            mode = BootstrapAcceptor.Mode.MIXED;
         }
         // Also without a rule: the application's accept then waits on a queue, which an interrupt
         // does not end, where an interrupted wait in the channel's accept would close the listener.
-        acceptor = new BackgroundAcceptor<>(listener, queue, "port " + port, prepare);
+        acceptor = new BootstrapAcceptor(listener, queue, "port " + port, mode,
+                BootstrapAcceptor.Limits.of(preparation.environment.get().configuration()), preparation);
         PlainChannelCleaner.closeWhenUnreachable(this, acceptor);
     }
 
-    /** An accepted connection, ready for the application: an AldeiaSocket, or a plain one and its first bytes. */
-    private record Accepted(Socket connection, byte[] firstBytes) implements Closeable {
-        @Override
-        public void close() throws IOException {
-            connection.close();
-        }
-    }
-
-    /** What the acceptor thread runs for each client: it refers to no server socket. */
-    private static final class ClientPreparation {
+    /** What the acceptor's threads use for each Aldeia client: it refers to no server socket. */
+    private static final class ClientPreparation implements BootstrapAcceptor.Sockets {
         private final Supplier<AldeiaEnvironment> environment;
-        private final int detectMillis;
         /** SO_RCVBUF if the user set it: the Aldeia sockets accepted inherit it, as java.net's do. */
         private volatile Integer receiveBufferSize;
 
-        ClientPreparation(Supplier<AldeiaEnvironment> environment, int detectMillis) {
+        ClientPreparation(Supplier<AldeiaEnvironment> environment) {
             this.environment = environment;
-            this.detectMillis = detectMillis;
         }
 
-        /** Tells the client's kind by its first bytes and, for an Aldeia client, runs the bootstrap. */
-        Accepted prepare(SocketChannel accepted, int port) throws IOException {
-            BootstrapDetector.Verdict verdict = BootstrapDetector.detect(accepted, detectMillis);
-            String client = BackgroundAcceptor.describe(accepted);
-            if (!verdict.aldeia()) {
-                LOG.debug("Aldeia accept on port {} from {}: plain TCP client", port, client);
-                return new Accepted(accepted.socket(), verdict.firstBytes());
-            }
+        @Override
+        public AldeiaSocket newSocket() throws IOException {
             AldeiaSocket socket = new AldeiaSocket(environment.get());
             Integer inherited = receiveBufferSize;
             if (inherited != null) {
                 socket.setReceiveBufferSize(inherited);
             }
-            socket.acceptFrom(accepted, verdict.firstBytes(), Bootstrap.DEFAULT_TIMEOUT_MILLIS);
-            LOG.debug("Aldeia accept on port {} from {}: Aldeia client", port, client);
-            return new Accepted(socket, new byte[0]);
+            return socket;
+        }
+
+        @Override
+        public Transport transport() throws IOException {
+            return environment.get().transport();
         }
     }
 
@@ -145,12 +130,17 @@ final class InstalledServerSocketImpl extends SocketImpl {
             throw new SocketException("cannot accept into " + s.getClass().getName()
                     + ": Aldeia's socket implementation factory is not the one installed");
         }
-        BackgroundAcceptor<Accepted> connections = acceptor;
+        BootstrapAcceptor connections = acceptor;
         if (connections == null) {
             throw new SocketException(closed ? "Socket is closed" : "Socket is not bound yet");
         }
-        Accepted accepted = connections.accept(soTimeout);
-        target.accepted(accepted.connection(), accepted.firstBytes());
+        BootstrapAcceptor.Prepared accepted = connections.accept(soTimeout);
+        if (accepted instanceof BootstrapAcceptor.AldeiaClient aldeia) {
+            target.accepted(aldeia.socket(), new byte[0]);
+        } else {
+            BootstrapAcceptor.PlainClient plain = (BootstrapAcceptor.PlainClient) accepted;
+            target.accepted(plain.channel().socket(), plain.firstBytes());
+        }
     }
 
     @Override

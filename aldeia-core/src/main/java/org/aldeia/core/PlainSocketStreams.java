@@ -16,7 +16,7 @@ import java.util.Objects;
  * channel reports a closed or shut down socket with ClosedChannelException and a reset or
  * broken connection with a bare IOException; java.net reports every one of them with
  * SocketException (timeouts stay SocketTimeoutException). The input stream first delivers the
- * bytes a server read to tell a plain client from an Aldeia one ({@link BootstrapDetector}).
+ * bytes a server read to tell a plain client from an Aldeia one ({@link BootstrapAcceptor}).
  */
 final class PlainSocketStreams {
 

@@ -27,6 +27,15 @@ class AldeiaConfigurationTest {
         return AldeiaConfiguration.parse(write(lines));
     }
 
+    /** A run secret as deckrun writes one, in the configuration's directory: "run.secret". */
+    private Path secret() throws IOException {
+        Path file = dir.resolve("run.secret");
+        Files.deleteIfExists(file);
+        Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        return Files.writeString(file, "0123456789abcdef0123456789abcdef");
+    }
+
     private Path write(String... lines) throws IOException {
         Path file = dir.resolve("aldeia.conf");
         Files.writeString(file, String.join("\n", lines) + "\n");
@@ -51,8 +60,9 @@ class AldeiaConfigurationTest {
 
     @Test
     void thesisFigure43ExampleIsRead() throws IOException {
+        secret();
         AldeiaConfiguration c = parse("# Configurações do DECK", "deck_id = 0", "deck_nodes = 2",
-                "deck_file = arquivo_nos", "# Configurações da VAPI", "infiniband_port = 1", "infiniband_qos = 0",
+                "deck_file = arquivo_nos", "deck_secret_file = run.secret", "# Configurações da VAPI", "infiniband_port = 1", "infiniband_qos = 0",
                 "# Configurações comum", "socket_type = SOCKET_DECK", "mtu = 1024");
         assertEquals(Optional.of("SOCKET_DECK"), c.socketType());
         assertEquals(OptionalInt.of(0), c.deckId());
@@ -109,7 +119,9 @@ class AldeiaConfigurationTest {
 
     @Test
     void toStringListsTheValues() throws IOException {
-        String text = parse("socket_type = SOCKET_DECK", "mtu = 512", "deck_id = 1", "deck_nodes = 4").toString();
+        secret();
+        String text = parse("socket_type = SOCKET_DECK", "mtu = 512", "deck_id = 1", "deck_nodes = 4",
+                "deck_secret_file = run.secret").toString();
         for (String expected : new String[] {"socket_type=SOCKET_DECK", "mtu=512", "deck_id=1", "deck_nodes=4",
                 "deck_transport=auto", "infiniband_port=1", "infiniband_qos=0", "send_region_size=1048576",
                 "receive_buffers=16", "aldeia.conf"}) {
@@ -231,11 +243,45 @@ class AldeiaConfigurationTest {
     void deckTransportAcceptsAutoTcpAndSciAndExplainsReservedNames() throws IOException {
         assertEquals("auto", parse("deck_transport = auto").deckTransport());
         assertEquals("tcp", parse("deck_transport = tcp").deckTransport());
-        assertEquals("sci", parse("deck_nodes = 2", "deck_id = 0", "deck_transport = sci").deckTransport());
+        secret();
+        assertEquals("sci", parse("deck_nodes = 2", "deck_id = 0", "deck_transport = sci",
+                "deck_secret_file = run.secret").deckTransport());
         assertNames(parseError("deck_transport = gm"), 1, "deck_transport",
                 "not implemented in this version (allowed: auto, tcp, sci)");
         assertNames(parseError("deck_transport = udp"), 1, "deck_transport",
                 "'udp' is not a DECK transport (allowed: auto, tcp, sci)");
+    }
+
+    @Test
+    void aStaticRunNeedsARunSecretOnlyThisUserMayRead() throws IOException {
+        assertNames(parseError("deck_nodes = 2", "deck_id = 0"), 2, "deck_id",
+                "a static DECK run needs a run secret");
+        Path file = secret();
+        AldeiaConfiguration c = parse("deck_nodes = 2", "deck_id = 0", "deck_secret_file = run.secret");
+        assertEquals(Optional.of(file.toAbsolutePath()), c.deckSecretFile());
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        assertNames(parseError("deck_nodes = 2", "deck_id = 0", "deck_secret_file = run.secret"), 3,
+                "deck_secret_file", "may be read or written by others ([GROUP_READ]); it must be mode 0600");
+        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.writeString(file, "short");
+        assertNames(parseError("deck_secret_file = run.secret"), 1, "deck_secret_file", "holds 5 bytes, not 16..4096");
+        assertNames(parseError("deck_secret_file = absent"), 1, "deck_secret_file", "cannot be read");
+        assertNames(parseError("deck_secret_file = ."), 1, "deck_secret_file", "is not a regular file");
+    }
+
+    @Test
+    void encryptionIsOnOrOffAndBootstrapLimitsHaveTheirRanges() throws IOException {
+        AldeiaConfiguration d = AldeiaConfiguration.defaults();
+        assertFalse(d.deckTcpEncryption());
+        assertEquals(3000, d.bootstrapTimeout());
+        assertEquals(64, d.bootstrapPerAddress());
+        AldeiaConfiguration c = parse("deck_tcp_encryption = on", "bootstrap_timeout = 500", "bootstrap_per_address = 8");
+        assertTrue(c.deckTcpEncryption());
+        assertEquals(500, c.bootstrapTimeout());
+        assertEquals(8, c.bootstrapPerAddress());
+        assertNames(parseError("deck_tcp_encryption = yes"), 1, "deck_tcp_encryption", "'yes' is neither on nor off");
+        assertNames(parseError("bootstrap_timeout = 99"), 1, "bootstrap_timeout", "out of range 100..60000");
+        assertNames(parseError("bootstrap_per_address = 0"), 1, "bootstrap_per_address", "out of range 1..65536");
     }
 
     @Test

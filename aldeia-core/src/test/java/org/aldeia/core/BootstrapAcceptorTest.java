@@ -20,30 +20,49 @@ import org.junit.jupiter.api.Timeout;
 
 /** The acceptor behind both kinds of Aldeia server socket, on its own. */
 @Timeout(30)
-class BackgroundAcceptorTest {
+class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
 
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+    private static final BootstrapAcceptor.Limits LIMITS = new BootstrapAcceptor.Limits(2000, 64);
 
-    /** An Error in a preparation (a provider's missing class, say) must give its slot back. */
+    /** Sockets of the test's environment; the first {@code failures} calls throw an Error. */
+    private BootstrapAcceptor.Sockets sockets(int failures) {
+        AtomicInteger calls = new AtomicInteger();
+        return new BootstrapAcceptor.Sockets() {
+            @Override
+            public AldeiaSocket newSocket() {
+                if (calls.incrementAndGet() <= failures) {
+                    throw new NoClassDefFoundError("a provider's class");
+                }
+                return new AldeiaSocket(environment);
+            }
+
+            @Override
+            public org.aldeia.core.spi.Transport transport() throws IOException {
+                return environment.transport();
+            }
+        };
+    }
+
+    private BootstrapAcceptor plain(ServerSocketChannel listener, int backlog) throws IOException {
+        return new BootstrapAcceptor(listener, backlog, "test", BootstrapAcceptor.Mode.PLAIN, LIMITS, sockets(0));
+    }
+
+    /** An Error while a client is prepared (a provider's missing class, say) must give its slot back. */
     @Test
     void aPreparationThatThrowsAnErrorGivesItsSlotBack() throws Exception {
-        AtomicInteger calls = new AtomicInteger();
-        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 1);
-                BackgroundAcceptor<SocketChannel> acceptor = new BackgroundAcceptor<>(listener, 1, "test",
-                        accepted -> {
-                            if (calls.incrementAndGet() == 1) {
-                                throw new NoClassDefFoundError("a provider's class");
-                            }
-                            return accepted;
-                        })) {
-            SocketChannel first = SocketChannel.open(listener.getLocalAddress());
-            SocketChannel second = SocketChannel.open(listener.getLocalAddress());
-            try (SocketChannel accepted = acceptor.accept(10_000)) {
-                assertEquals(second.getLocalAddress(), accepted.getRemoteAddress());
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 4);
+                BootstrapAcceptor acceptor = new BootstrapAcceptor(listener, 1, "test", BootstrapAcceptor.Mode.ALDEIA,
+                        LIMITS, sockets(1))) {
+            AldeiaSocket first = new AldeiaSocket(environment);
+            assertThrows(IOException.class, () -> first.connect(listener.getLocalAddress(), 5000));
+            AldeiaSocket second = new AldeiaSocket(environment);
+            second.connect(listener.getLocalAddress(), 5000);
+            try (AldeiaSocket accepted = ((BootstrapAcceptor.AldeiaClient) acceptor.accept(10_000)).socket()) {
+                assertEquals(second.getLocalPort(), accepted.getPort());
+            } finally {
+                second.close();
             }
-            assertEquals(-1, first.read(java.nio.ByteBuffer.allocate(1)), "the failed one was closed");
-            first.close();
-            second.close();
         }
     }
 
@@ -51,10 +70,9 @@ class BackgroundAcceptorTest {
     @Test
     void anInterruptDoesNotEndAcceptAndIsKept() throws Exception {
         try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 4);
-                BackgroundAcceptor<SocketChannel> acceptor = new BackgroundAcceptor<>(listener, 4, "test",
-                        accepted -> accepted)) {
+                BootstrapAcceptor acceptor = plain(listener, 4)) {
             AtomicBoolean stillInterrupted = new AtomicBoolean();
-            CompletableFuture<SocketChannel> accepted = new CompletableFuture<>();
+            CompletableFuture<BootstrapAcceptor.Prepared> accepted = new CompletableFuture<>();
             Thread waiting = new Thread(() -> {
                 try {
                     accepted.complete(acceptor.accept(0));
@@ -69,8 +87,9 @@ class BackgroundAcceptorTest {
             Thread.sleep(200);
             assertFalse(accepted.isDone(), "accept goes on waiting after an interrupt");
             try (SocketChannel client = SocketChannel.open(listener.getLocalAddress());
-                    SocketChannel server = accepted.get(10, TimeUnit.SECONDS)) {
-                assertEquals(client.getLocalAddress(), server.getRemoteAddress());
+                    BootstrapAcceptor.Prepared server = accepted.get(10, TimeUnit.SECONDS)) {
+                assertEquals(client.getLocalAddress(),
+                        ((BootstrapAcceptor.PlainClient) server).channel().getRemoteAddress());
             }
             waiting.join();
             assertTrue(stillInterrupted.get(), "the interrupt status is kept for the caller");
@@ -82,8 +101,8 @@ class BackgroundAcceptorTest {
     void closeEndsAWaitingAcceptAndReleasesThePort() throws Exception {
         ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 4);
         InetSocketAddress address = (InetSocketAddress) listener.getLocalAddress();
-        BackgroundAcceptor<SocketChannel> acceptor = new BackgroundAcceptor<>(listener, 4, "test", accepted -> accepted);
-        CompletableFuture<SocketChannel> accepted = CompletableFuture.supplyAsync(() -> {
+        BootstrapAcceptor acceptor = plain(listener, 4);
+        CompletableFuture<BootstrapAcceptor.Prepared> accepted = CompletableFuture.supplyAsync(() -> {
             try {
                 return acceptor.accept(0);
             } catch (IOException e) {
@@ -97,6 +116,22 @@ class BackgroundAcceptorTest {
         assertTrue(failure instanceof SocketException, String.valueOf(failure));
         try (ServerSocketChannel again = ServerSocketChannel.open().bind(address)) {
             assertTrue(again.isOpen(), "the port is free as soon as close returned");
+        }
+    }
+
+    /** A plain server whose backlog is taken leaves the next clients in the kernel's queue, as TCP does. */
+    @Test
+    void aPlainServerTakesNoMoreThanItsBacklogBeforeAccept() throws Exception {
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 50);
+                BootstrapAcceptor acceptor = plain(listener, 2)) {
+            SocketChannel[] clients = new SocketChannel[4];
+            for (int i = 0; i < clients.length; i++) {
+                clients[i] = SocketChannel.open(listener.getLocalAddress());
+            }
+            for (int i = 0; i < clients.length; i++) {
+                acceptor.accept(5000).close();  // the last two come once the first two are taken
+                clients[i].close();
+            }
         }
     }
 }

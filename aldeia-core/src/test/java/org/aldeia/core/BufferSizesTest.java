@@ -2,7 +2,6 @@ package org.aldeia.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.nio.file.Path;
 import java.util.Optional;
 import org.aldeia.core.spi.EndpointSizes;
 import org.junit.jupiter.api.Test;
@@ -50,9 +49,8 @@ class BufferSizesTest {
 
     @Test
     void receiveBuffersOfTheLargestMtuStayWithinOneGib() {
-        AldeiaConfiguration hugeMtu = new AldeiaConfiguration("test", "SOCKET_TEST", AldeiaConfiguration.MAX_MTU,
-                null, null, Path.of("nodes"), "tcp", 1, 0, 1 << 24, 16, DeckSciThresholds.DEFAULTS,
-                SocketRules.defaults());
+        AldeiaConfiguration hugeMtu = TestEnvironments.configuration("SOCKET_TEST", java.util.Map.of(
+                ConfigurationKey.MTU, AldeiaConfiguration.MAX_MTU, ConfigurationKey.SEND_REGION_SIZE, 1 << 24));
         BufferSizes sizes = choose(hugeMtu, null, Integer.MAX_VALUE);
         assertEquals((1 << 30) / AldeiaConfiguration.MAX_MTU, sizes.endpoint().receiveBuffers());
         assertEquals(1 << 30, sizes.receiveBufferSize());

@@ -28,7 +28,7 @@ class InstalledServerSocketBufferSizesTest extends InMemoryEnvironmentTest {
         private volatile InstalledSocketImpl lastAccepted;
 
         InstalledServer() throws IOException {
-            super(new InstalledServerSocketImpl(() -> environment, SocketRules.defaults(), 300));
+            super(new InstalledServerSocketImpl(() -> environment, SocketRules.defaults()));
         }
 
         @Override

@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,8 +41,14 @@ import org.junit.jupiter.api.io.TempDir;
 class InstalledSocketsTest extends InMemoryEnvironmentTest {
 
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
-    /** Short, so that the silent-client case is quick; real servers wait BootstrapDetector.WAIT_MILLIS. */
+    /** Short (bootstrap_timeout), so that the silent-client case is quick; real servers wait 3 s. */
     private static final int DETECT_MILLIS = 300;
+
+    @BeforeEach
+    void shortBootstrapSteps() throws IOException {
+        environment.close();
+        environment = TestEnvironments.inMemory(java.util.Map.of(ConfigurationKey.BOOTSTRAP_TIMEOUT, DETECT_MILLIS));
+    }
 
     @TempDir
     Path directory;
@@ -60,7 +67,7 @@ class InstalledSocketsTest extends InMemoryEnvironmentTest {
         private InstalledSocketImpl lastAccepted;
 
         ImplServerSocket(SocketRules rules) throws IOException {
-            super(new InstalledServerSocketImpl(() -> environment, rules, DETECT_MILLIS));
+            super(new InstalledServerSocketImpl(() -> environment, rules));
             this.rules = rules;
             bind(new InetSocketAddress(LOOPBACK, 0));
         }
@@ -296,7 +303,7 @@ class InstalledSocketsTest extends InMemoryEnvironmentTest {
         try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
             CompletableFuture<Socket> accepted = acceptAsync(server);
             try (SocketChannel broken = SocketChannel.open(server.getLocalSocketAddress())) {
-                broken.write(ByteBuffer.allocate(8).putInt(Bootstrap.MAGIC).putInt(Bootstrap.VERSION).flip());
+                broken.write(BootstrapProtocol.start());
             }
             try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
                 plain.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));

@@ -3,8 +3,9 @@ package org.aldeia.core;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.memory.InMemoryTransportProvider;
@@ -19,12 +20,24 @@ final class TestEnvironments {
     private TestEnvironments() {}
 
     static AldeiaConfiguration configuration(String socketType) {
-        return new AldeiaConfiguration("test", socketType, MTU, null, null, Path.of("nodes"), "tcp", 1, 0,
-                SEND_REGION, 16, DeckSciThresholds.DEFAULTS, SocketRules.defaults());
+        return configuration(socketType, Map.of());
+    }
+
+    /** The tests' configuration, with {@code more} keys over it. */
+    static AldeiaConfiguration configuration(String socketType, Map<ConfigurationKey, Object> more) {
+        Map<ConfigurationKey, Object> values = new EnumMap<>(Map.of(ConfigurationKey.SOCKET_TYPE, socketType,
+                ConfigurationKey.MTU, MTU, ConfigurationKey.DECK_TRANSPORT, "tcp",
+                ConfigurationKey.SEND_REGION_SIZE, SEND_REGION));
+        values.putAll(more);
+        return AldeiaConfiguration.of("test", values, SocketRules.defaults());
     }
 
     static AldeiaEnvironment inMemory() {
-        return new AldeiaEnvironment(() -> configuration(InMemoryTransportProvider.SOCKET_TYPE),
+        return inMemory(Map.of());
+    }
+
+    static AldeiaEnvironment inMemory(Map<ConfigurationKey, Object> more) {
+        return new AldeiaEnvironment(() -> configuration(InMemoryTransportProvider.SOCKET_TYPE, more),
                 () -> List.of(new InMemoryTransportProvider()), false);
     }
 

@@ -6,8 +6,9 @@ import org.aldeia.core.DeckSciThresholds;
 /**
  * The adapter name MicroVAPI is opened with. Real VAPI took "InfiniHost0"; MicroVAPI reads its
  * settings from that string instead, as the thesis did: the MTU, the DECK id, the number of
- * processes and the nodes file (static), or "deck=dynamic"; and the DECK transport with, unless
- * it is tcp, the thresholds of the shared-memory protocols.
+ * processes, the nodes file and the run secret (static), or "deck=dynamic"; the DECK transport
+ * with, unless it is tcp, the thresholds of the shared-memory protocols; and whether DECK tcp is
+ * encrypted.
  */
 final class MicroVapiInitString {
 
@@ -20,10 +21,13 @@ final class MicroVapiInitString {
             s.append(",deck_id=").append(configuration.deckId().getAsInt())
                     .append(",deck_nodes=").append(configuration.deckNodes().getAsInt())
                     .append(",deck_file=").append(configuration.deckFile().toAbsolutePath());
+            configuration.deckSecretFile().ifPresent(secret ->
+                    s.append(",deck_secret_file=").append(secret.toAbsolutePath()));
         } else {
             s.append(",deck=dynamic");
         }
         s.append(",deck_transport=").append(configuration.deckTransport());
+        s.append(",deck_tcp_encryption=").append(configuration.deckTcpEncryption() ? "on" : "off");
         if (!"tcp".equals(configuration.deckTransport())) {
             // only the shared-segment protocols use these sizes (sci, and auto's same-host peers)
             DeckSciThresholds sci = configuration.sciThresholds();

@@ -47,8 +47,7 @@ public final class MicroVapiTransportProvider implements TransportProvider {
             throw new NativeLibraryMissing(VapiLibrary.fileName(LIBRARY), purpose, e);
         }
         Vapi vapi = VapiLibrary.load(LIBRARY, purpose);
-        PeerIntroducer introducer = configuration.isStaticDeck()
-                ? PeerIntroducer.NONE : new DeckPeerIntroducer();
+        PeerIntroducer introducer = new DeckPeerIntroducer(configuration.isStaticDeck());
         // The full DECK id is information 1: a LID holds only its low 16 bits, and dynamic ids
         // are wider than that.
         return VapiTransport.open(vapi, MicroVapiInitString.of(configuration), configuration,

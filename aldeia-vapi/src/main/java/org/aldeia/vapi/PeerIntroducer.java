@@ -2,36 +2,74 @@ package org.aldeia.vapi;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import org.aldeia.core.spi.PeerKeys;
 
 /**
- * What a VAPI library needs, beyond the LID and QP number, to reach a peer. MicroVAPI in
- * dynamic DECK mode passes the peer's DECK contact address this way; real verbs need nothing
- * ({@link #NONE}).
+ * What a VAPI library needs, beyond the LID and QP number, to reach a peer and to admit only
+ * that peer: MicroVAPI passes the peer's DECK contact this way and hands DECK the pair's key,
+ * checking that a peer it knows keeps its key; real verbs need nothing ({@link #none()}).
  */
 public interface PeerIntroducer {
 
-    /** Needs nothing: no extra bytes, no introduction. */
-    PeerIntroducer NONE = new PeerIntroducer() {
-        @Override
-        public byte[] localExtra() {
-            return new byte[0];
-        }
-
-        @Override
-        public void introduce(int remoteId, byte[] remoteExtra, InetAddress peer) {
-            // real verbs reach the peer by LID and QP number alone
-        }
-    };
-
-    /** Bytes appended to this side's connection information; may be empty, never null. */
+    /** The client side's bytes appended to its connection information; may be empty, never null. */
     byte[] localExtra();
+
+    /**
+     * The server side's bytes, in answer to the client whose extra bytes are {@code remoteExtra}
+     * and whose bootstrap arrived on {@code localAddress}; may open what that client needs to
+     * reach this side. By default {@link #localExtra()}.
+     */
+    default byte[] localExtra(byte[] remoteExtra, InetAddress localAddress) throws IOException {
+        return localExtra();
+    }
+
+    /** This process's public key for the bootstrap ({@link PeerKeys}). */
+    byte[] publicKey();
+
+    /**
+     * The key this process and peer {@code remoteId}, whose public key is {@code peerPublicKey},
+     * prove themselves with (see {@link org.aldeia.core.spi.Transport#pairKey}).
+     *
+     * @throws IOException if the peer's identity does not go with that key
+     */
+    byte[] pairKey(int remoteId, byte[] peerPublicKey, String peerName) throws IOException;
 
     /**
      * Called by {@code connect} before the queue pair is connected to the peer.
      *
      * @param remoteId the peer's information 1 (LID, or MicroVAPI's DECK id)
-     * @param remoteExtra the peer's {@link #localExtra()}
+     * @param remoteExtra the peer's extra bytes
      * @param peer the address the bootstrap connection reached the peer at
+     * @param key the pair's key, proved by both sides in the bootstrap
      */
-    void introduce(int remoteId, byte[] remoteExtra, InetAddress peer) throws IOException;
+    void introduce(int remoteId, byte[] remoteExtra, InetAddress peer, byte[] key) throws IOException;
+
+    /**
+     * For real verbs: no extra bytes, no introduction; the bootstrap's keys are agreed from the
+     * processes' key pairs, which makes sure the peer is the process it proved itself to be.
+     */
+    static PeerIntroducer none() throws IOException {
+        PeerKeys keys = new PeerKeys();
+        return new PeerIntroducer() {
+            @Override
+            public byte[] localExtra() {
+                return new byte[0];
+            }
+
+            @Override
+            public byte[] publicKey() {
+                return keys.publicKey();
+            }
+
+            @Override
+            public byte[] pairKey(int remoteId, byte[] peerPublicKey, String peerName) throws IOException {
+                return keys.agree(peerPublicKey, peerName);
+            }
+
+            @Override
+            public void introduce(int remoteId, byte[] remoteExtra, InetAddress peer, byte[] key) {
+                // real verbs reach the peer by LID and QP number alone
+            }
+        };
+    }
 }

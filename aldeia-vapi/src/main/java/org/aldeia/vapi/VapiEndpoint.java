@@ -13,7 +13,7 @@ public final class VapiEndpoint implements Endpoint {
 
     private final QueuePair pair;
     private final int socketId;
-    private final ConnectionInfo local;
+    private final int localId;
     private final PeerIntroducer introducer;
     private final int serviceLevel;
     private final int port;
@@ -23,7 +23,7 @@ public final class VapiEndpoint implements Endpoint {
             int serviceLevel, int port) {
         this.pair = pair;
         this.socketId = socketId;
-        this.local = new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), introducer.localExtra());
+        this.localId = localId;
         this.introducer = introducer;
         this.serviceLevel = serviceLevel;
         this.port = port;
@@ -31,22 +31,32 @@ public final class VapiEndpoint implements Endpoint {
 
     @Override
     public byte[] localInfo() {
-        return local.encode();
+        return info(introducer.localExtra());
+    }
+
+    @Override
+    public byte[] localInfo(byte[] remoteInfo, InetAddress localAddress) throws IOException {
+        return info(introducer.localExtra(ConnectionInfo.parse(remoteInfo).extra(), localAddress));
+    }
+
+    private byte[] info(byte[] extra) {
+        return new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), extra).encode();
     }
 
     /**
-     * Parses the peer's information, introduces the peer, moves the queue pair to RTS with the
-     * smaller of both MTUs and posts the receive buffers before returning.
+     * Parses the peer's information, introduces the peer with the pair's key, moves the queue
+     * pair to RTS with the smaller of both MTUs and posts the receive buffers before returning.
      */
     @Override
-    public synchronized Channel connect(byte[] remoteInfo, InetAddress peerAddress) throws IOException {
+    public synchronized Channel connect(byte[] remoteInfo, InetAddress peerAddress, byte[] pairKey)
+            throws IOException {
         if (done) {
             throw new IOException("endpoint of socket " + socketId + " is already connected or closed");
         }
         ConnectionInfo remote = ConnectionInfo.parse(remoteInfo);
-        int pathMtu = Math.min(local.mtu(), remote.mtu());
+        int pathMtu = Math.min(pair.mtu(), remote.mtu());
         try {
-            introducer.introduce(remote.id(), remote.extra(), peerAddress);
+            introducer.introduce(remote.id(), remote.extra(), peerAddress, pairKey);
             pair.connect(remote.id(), remote.qpNum(), pathMtu, serviceLevel, port);
             QueuePairChannel channel = QueuePairChannel.open(pair, pathMtu);
             done = true;

@@ -145,6 +145,22 @@ public final class VapiTransport implements Transport {
                 configuration.infinibandQos(), configuration.infinibandPort());
     }
 
+    @Override
+    public byte[] publicKey() {
+        return introducer.publicKey();
+    }
+
+    /**
+     * The pair key with the peer of {@code remoteInfo}, by its information 1 (the introducer
+     * checks that identity against the key); a {@link ConnectionInfo} that does not parse is not
+     * a VAPI peer's.
+     */
+    @Override
+    public byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException {
+        ConnectionInfo remote = ConnectionInfo.parse(remoteInfo);
+        return introducer.pairKey(remote.id(), peerPublicKey, "VAPI peer " + remote.id());
+    }
+
     /** Frees the protection domain and releases the HCA; call after every channel closed. */
     @Override
     public synchronized void close() throws IOException {

@@ -29,7 +29,7 @@ public final class VerbsTransportProvider implements TransportProvider {
     @Override
     public Transport open(AldeiaConfiguration configuration) throws IOException {
         Vapi vapi = VapiLibrary.load(LIBRARY, "socket_type = " + AldeiaConfiguration.SOCKET_VAPI);
-        return VapiTransport.open(vapi, HCA, configuration, PeerIntroducer.NONE,
+        return VapiTransport.open(vapi, HCA, configuration, PeerIntroducer.none(),
                 "VAPI verbs on " + HCA + " port " + configuration.infinibandPort()
                 + ", service level " + configuration.infinibandQos());
     }

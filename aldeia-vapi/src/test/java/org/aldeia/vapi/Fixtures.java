@@ -28,6 +28,9 @@ final class Fixtures {
         return c;
     }
 
+    /** A pair key, as the bootstrap would agree: real verbs make no use of it. */
+    static final byte[] KEY = new byte[32];
+
     /** Two connected channels; {@link #vapi} is a Mockito mock delegating to {@link #fake}. */
     static final class ChannelPair implements AutoCloseable {
         final FakeVapi fake = new FakeVapi();
@@ -40,15 +43,15 @@ final class Fixtures {
 
         ChannelPair(int mtu, int sendRegionSize, int receiveBuffers) throws IOException {
             transport = VapiTransport.open(vapi, "fake0", configuration(mtu, sendRegionSize, receiveBuffers),
-                    PeerIntroducer.NONE, "fake");
+                    PeerIntroducer.none(), "fake");
             EndpointSizes sizes = new EndpointSizes(sendRegionSize, receiveBuffers);
             Endpoint ea = transport.createEndpoint(0, sizes);
             Endpoint eb = transport.createEndpoint(1, sizes);
             qpNumA = ConnectionInfo.parse(ea.localInfo()).qpNum();
             qpNumB = ConnectionInfo.parse(eb.localInfo()).qpNum();
             InetAddress loopback = InetAddress.getLoopbackAddress();
-            a = ea.connect(eb.localInfo(), loopback);
-            b = eb.connect(ea.localInfo(), loopback);
+            a = ea.connect(eb.localInfo(), loopback, KEY);
+            b = eb.connect(ea.localInfo(), loopback, KEY);
         }
 
         @Override

@@ -3,6 +3,7 @@ package org.aldeia.vapi;
 import static org.aldeia.vapi.Fixtures.configuration;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.AdditionalAnswers.delegatesTo;
@@ -33,11 +34,13 @@ class VapiEndpointTest {
     private final FakeVapi fake = new FakeVapi();
     private final Vapi vapi = mock(Vapi.class, delegatesTo(fake));
 
-    /** Records introductions and adds fixed extra bytes. */
+    /** Records introductions, adds fixed extra bytes (a server's answer the client's reversed), keys: the peer's public key reversed. */
     private static final class RecordingIntroducer implements PeerIntroducer {
         int remoteId = -1;
         byte[] remoteExtra;
         InetAddress peer;
+        byte[] key;
+        InetAddress answeredOn;
 
         @Override
         public byte[] localExtra() {
@@ -45,10 +48,34 @@ class VapiEndpointTest {
         }
 
         @Override
-        public void introduce(int id, byte[] extra, InetAddress address) {
+        public byte[] localExtra(byte[] remoteExtra, InetAddress localAddress) {
+            answeredOn = localAddress;
+            byte[] reversed = new byte[remoteExtra.length];
+            for (int i = 0; i < reversed.length; i++) {
+                reversed[i] = remoteExtra[remoteExtra.length - 1 - i];
+            }
+            return reversed;
+        }
+
+        @Override
+        public byte[] publicKey() {
+            return new byte[] {4, 2};
+        }
+
+        @Override
+        public byte[] pairKey(int id, byte[] peerPublicKey, String peerName) throws IOException {
+            if (id != 555) {
+                throw new IOException(peerName + " is not peer 555");
+            }
+            return new byte[] {peerPublicKey[1], peerPublicKey[0]};
+        }
+
+        @Override
+        public void introduce(int id, byte[] extra, InetAddress address, byte[] pairKey) {
             remoteId = id;
             remoteExtra = extra;
             peer = address;
+            key = pairKey;
         }
     }
 
@@ -71,30 +98,52 @@ class VapiEndpointTest {
         byte[] remote = new ConnectionInfo(555, ConnectionInfo.parse(b.localInfo()).qpNum(), 512,
                 new byte[] {1, 2}).encode();
         InetAddress peer = InetAddress.getLoopbackAddress();
-        Channel channel = a.connect(remote, peer);
+        Channel channel = a.connect(remote, peer, Fixtures.KEY);
         assertEquals(555, introducer.remoteId);
         assertArrayEquals(new byte[] {1, 2}, introducer.remoteExtra);
         assertEquals(peer, introducer.peer);
+        assertSame(Fixtures.KEY, introducer.key, "the introducer gets the pair's key for its data path");
         assertEquals(List.of(512), fake.modifiedPathMtu);
         assertEquals(List.of(555), fake.modifiedDestId);
         assertEquals(4, fake.postedReceives(info.qpNum()), "receives posted before connect returns");
-        assertThrows(IOException.class, () -> a.connect(remote, peer), "an endpoint connects once");
+        assertThrows(IOException.class, () -> a.connect(remote, peer, Fixtures.KEY), "an endpoint connects once");
         channel.close();
         b.close();
         transport.close();
     }
 
     @Test
+    void serverAnswerIsMadeForTheClientAndPairKeysComeFromTheIntroducer() throws IOException {
+        RecordingIntroducer introducer = new RecordingIntroducer();
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                introducer, () -> 4242, "fake");
+        Endpoint server = transport.createEndpoint(0, SIZES);
+        byte[] client = new ConnectionInfo(555, 77, 1024, new byte[] {1, 2, 3}).encode();
+        InetAddress local = InetAddress.getLoopbackAddress();
+        ConnectionInfo answer = ConnectionInfo.parse(server.localInfo(client, local));
+        assertArrayEquals(new byte[] {3, 2, 1}, answer.extra(), "the answer is made for this client");
+        assertEquals(local, introducer.answeredOn);
+        assertEquals(4242, answer.id());
+        assertArrayEquals(new byte[] {4, 2}, transport.publicKey());
+        assertArrayEquals(new byte[] {2, 1}, transport.pairKey(client, new byte[] {1, 2}), "the introducer's key");
+        byte[] stranger = new ConnectionInfo(556, 77, 1024, new byte[0]).encode();
+        IOException refused = assertThrows(IOException.class, () -> transport.pairKey(stranger, new byte[] {1, 2}));
+        assertTrue(refused.getMessage().contains("VAPI peer 556"), refused.getMessage());
+        server.close();
+        transport.close();
+    }
+
+    @Test
     void endpointGetsTheRequestedRingAndReceiveBuffersNotTheConfigurations() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
-                PeerIntroducer.NONE, "fake");
+                PeerIntroducer.none(), "fake");
         Endpoint a = transport.createEndpoint(0, new EndpointSizes(4096, 3));
         Endpoint b = transport.createEndpoint(1, new EndpointSizes(8192, 5)); // no region or CQ size like a's
         verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(4096L), any(), any());
         verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(3L * 1024), any(), any());
         verify(vapi).VAPI_create_cq(anyLong(), eq(3), any(), any());
         int qpNum = ConnectionInfo.parse(a.localInfo()).qpNum();
-        Channel channel = a.connect(b.localInfo(), InetAddress.getLoopbackAddress());
+        Channel channel = a.connect(b.localInfo(), InetAddress.getLoopbackAddress(), Fixtures.KEY);
         assertEquals(3, fake.postedReceives(qpNum), "one posted receive per requested buffer");
         channel.close();
         b.close();
@@ -104,7 +153,7 @@ class VapiEndpointTest {
     @Test
     void ringSmallerThanOneMtuIsRejectedBeforeAnythingIsCreated() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
-                PeerIntroducer.NONE, "fake");
+                PeerIntroducer.none(), "fake");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> transport.createEndpoint(7, new EndpointSizes(1023, 4)));
         assertTrue(e.getMessage().contains("1023 bytes") && e.getMessage().contains("mtu 1024"), e.getMessage());
@@ -124,14 +173,15 @@ class VapiEndpointTest {
     @Test
     void malformedRemoteInfoIsAnIOExceptionAndTheEndpointCanStillClose() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
-                PeerIntroducer.NONE, "fake");
+                PeerIntroducer.none(), "fake");
         Endpoint e = transport.createEndpoint(0, SIZES);
         InetAddress peer = InetAddress.getLoopbackAddress();
-        IOException shortInfo = assertThrows(IOException.class, () -> e.connect(new byte[5], peer));
+        IOException shortInfo = assertThrows(IOException.class, () -> e.connect(new byte[5], peer, Fixtures.KEY));
         assertTrue(shortInfo.getMessage().contains("5 bytes"), shortInfo.getMessage());
         byte[] badMtu = new ConnectionInfo(1, 2, -4, new byte[0]).encode();
-        assertThrows(IOException.class, () -> e.connect(badMtu, peer));
-        assertThrows(IOException.class, () -> e.connect(null, peer));
+        assertThrows(IOException.class, () -> e.connect(badMtu, peer, Fixtures.KEY));
+        assertThrows(IOException.class, () -> e.connect(null, peer, Fixtures.KEY));
+        assertThrows(IOException.class, () -> transport.pairKey(new byte[5], new byte[32]), "not a VAPI peer's information");
         e.close();
         verify(vapi).VAPI_destroy_qp(anyLong(), anyLong());
         verify(vapi, times(2)).VAPI_destroy_cq(anyLong(), anyLong());
@@ -143,7 +193,7 @@ class VapiEndpointTest {
     @Test
     void failedRegistrationUndoesTheQueuePairAndNamesTheFunction() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
-                PeerIntroducer.NONE, "fake");
+                PeerIntroducer.none(), "fake");
         doReturn(VapiConstants.VAPI_ENOMEM).when(vapi)
                 .VAPI_register_mr(anyLong(), anyLong(), anyLong(), anyLong(), any(), any());
         VapiException e = assertThrows(VapiException.class, () -> transport.createEndpoint(0, SIZES));
@@ -158,7 +208,7 @@ class VapiEndpointTest {
     @Test
     void invalidConfigurationIsRejectedNamingTheSource() {
         IOException e = assertThrows(IOException.class, () -> VapiTransport.open(vapi, "fake0",
-                configuration(1024, 512, 4), PeerIntroducer.NONE, "fake"));
+                configuration(1024, 512, 4), PeerIntroducer.none(), "fake"));
         assertTrue(e.getMessage().startsWith("configuration test.conf:"), e.getMessage());
     }
 }

@@ -6,25 +6,48 @@ import java.net.InetAddress;
 
 /**
  * One side of an Aldeia connection before it is connected: a queue pair waiting for the
- * peer's connection information. The bootstrap exchanges {@link #localInfo()} of both sides
- * over plain TCP, then calls {@link #connect}.
+ * peer's connection information. The bootstrap (aldeia-core) exchanges the information of both
+ * sides over plain TCP, agrees on the key the two processes prove themselves with on the data
+ * path, then calls {@link #connect}.
+ *
+ * <p>Keys: a transport whose data path can be joined by a process that did not make the
+ * connection (DECK tcp, a fabric's reliable datagrams) admits only a process that proves it
+ * holds the key of the pair ({@link Transport#pairKey}), which both sides proved in the
+ * bootstrap before {@link #connect}.
  */
 public interface Endpoint extends Closeable {
 
     /**
-     * Information 1 and 2 of the thesis (VAPI: LID and QP number; MicroVAPI: DECK id and
-     * socket id) plus whatever the transport needs to reach this side, opaque to aldeia-core.
+     * The client side's information, sent first: information 1 and 2 of the thesis (VAPI: LID
+     * and QP number; MicroVAPI: DECK id and socket id) plus whatever the transport needs to
+     * reach this side, opaque to aldeia-core.
      */
     byte[] localInfo();
 
     /**
+     * The server side's information, in answer to the client whose information is
+     * {@code remoteInfo} and whose bootstrap arrived on {@code localAddress}. It may open what
+     * that client needs to reach this side (a listener, on that address, for a peer on another
+     * host). By default {@link #localInfo()}.
+     *
+     * @throws IOException if {@code remoteInfo} is not this transport's, or what the client
+     *     needs cannot be opened
+     */
+    default byte[] localInfo(byte[] remoteInfo, InetAddress localAddress) throws IOException {
+        return localInfo();
+    }
+
+    /**
      * Connects the queue pair to the peer (step 4).
      *
-     * @param remoteInfo the peer's {@link #localInfo()}
+     * @param remoteInfo the peer's information
      * @param peerAddress the address the bootstrap connection reached the peer at
+     * @param pairKey the key both processes proved in the bootstrap ({@link Transport#pairKey}),
+     *     32 bytes: the transport admits the peer on its data path with it, and remembers the
+     *     peer's identity with it
      * @return the connected channel; this endpoint is consumed by it
      */
-    Channel connect(byte[] remoteInfo, InetAddress peerAddress) throws IOException;
+    Channel connect(byte[] remoteInfo, InetAddress peerAddress, byte[] pairKey) throws IOException;
 
     /** Releases the queue pair when the connection fails before {@link #connect} returns. */
     @Override

@@ -18,4 +18,22 @@ public interface Transport extends Closeable {
      *     SO_SNDBUF and SO_RCVBUF, or the configuration)
      */
     Endpoint createEndpoint(int socketId, EndpointSizes sizes) throws IOException;
+
+    /** This process's public key, sent in every bootstrap ({@link PeerKeys#publicKey()}). */
+    byte[] publicKey();
+
+    /**
+     * The key this process and the peer of {@code remoteInfo} (the peer's
+     * {@link Endpoint#localInfo()}) prove themselves with, the peer's public key being
+     * {@code peerPublicKey}: agreed from the two processes' key pairs ({@link PeerKeys}), or the
+     * run secret of a static run. Checks the identity the information claims: a peer this
+     * process already knows must come with the key it came with before, and a peer claiming to be
+     * this process must have this process's public key. A server calls it before it creates
+     * anything for a client, so it is also where a transport checks that the information is its
+     * own.
+     *
+     * @throws IOException if {@code remoteInfo} is not this transport's connection information,
+     *     or its identity does not go with {@code peerPublicKey}
+     */
+    byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException;
 }

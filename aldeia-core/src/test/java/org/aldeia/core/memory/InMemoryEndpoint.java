@@ -9,18 +9,24 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
 
-/** Its connection information is the key of its inbox in a JVM-wide registry. */
+/**
+ * Its connection information is {@code [transport id][inbox key]}: the transport it belongs to
+ * (a "process", for the pair keys) and the key of its inbox in a JVM-wide registry.
+ */
 final class InMemoryEndpoint implements Endpoint {
 
+    static final int INFO_BYTES = 2 * Long.BYTES;
     private static final AtomicLong NEXT_KEY = new AtomicLong(1);
     private static final Map<Long, ByteInbox> INBOXES = new ConcurrentHashMap<>();
 
+    private final InMemoryTransport transport;
     private final long key = NEXT_KEY.getAndIncrement();
     private final ByteInbox inbox = new ByteInbox();
     private final int mtu;
     private final int sendCapacity;
 
-    InMemoryEndpoint(int mtu, int sendCapacity) {
+    InMemoryEndpoint(InMemoryTransport transport, int mtu, int sendCapacity) {
+        this.transport = transport;
         this.mtu = mtu;
         this.sendCapacity = sendCapacity;
         INBOXES.put(key, inbox);
@@ -33,19 +39,27 @@ final class InMemoryEndpoint implements Endpoint {
 
     @Override
     public byte[] localInfo() {
-        return ByteBuffer.allocate(Long.BYTES).putLong(key).array();
+        return ByteBuffer.allocate(INFO_BYTES).putLong(transport.id()).putLong(key).array();
+    }
+
+    /** The transport id in connection information, checked for length. */
+    static long transportOf(byte[] remoteInfo) throws IOException {
+        if (remoteInfo == null || remoteInfo.length != INFO_BYTES) {
+            throw new IOException("in-memory connection information must be " + INFO_BYTES + " bytes, got "
+                    + (remoteInfo == null ? "none" : Integer.toString(remoteInfo.length)));
+        }
+        return ByteBuffer.wrap(remoteInfo).getLong();
     }
 
     @Override
-    public Channel connect(byte[] remoteInfo, InetAddress peerAddress) throws IOException {
-        if (remoteInfo.length != Long.BYTES) {
-            throw new IOException("in-memory connection information must be 8 bytes, got " + remoteInfo.length);
-        }
-        long peerKey = ByteBuffer.wrap(remoteInfo).getLong();
+    public Channel connect(byte[] remoteInfo, InetAddress peerAddress, byte[] pairKey) throws IOException {
+        long peerTransport = transportOf(remoteInfo);
+        long peerKey = ByteBuffer.wrap(remoteInfo).getLong(Long.BYTES);
         ByteInbox peer = INBOXES.get(peerKey);
         if (peer == null) {
             throw new IOException("no in-memory endpoint " + peerKey + " (from " + peerAddress + ")");
         }
+        transport.bindPeerKey(peerTransport, pairKey);
         return new InMemoryChannel(inbox, peer, mtu, sendCapacity, () -> INBOXES.remove(key));
     }
 

@@ -1,31 +1,48 @@
 package org.aldeia.core.memory;
 
 import java.io.IOException;
+import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.EndpointSizes;
+import org.aldeia.core.spi.PeerKeys;
 import org.aldeia.core.spi.Transport;
 
 /**
  * Creates in-memory endpoints whose send queue holds the requested send ring's bytes, and
  * remembers the sizes each socket's endpoint was created with, for tests of SO_SNDBUF and
- * SO_RCVBUF.
+ * SO_RCVBUF. Like MicroVAPI over DECK, it stands for a process with an id and a key pair of its
+ * own and keeps the key it shares with each peer process, so the bootstrap's keys can be tested
+ * in one JVM: a process that claims a known peer's id with another key pair, or this process's
+ * own id, is refused.
  */
 public final class InMemoryTransport implements Transport {
 
+    private static final AtomicLong NEXT_ID = new AtomicLong(1);
+
+    private final long id = NEXT_ID.getAndIncrement();
+    private final PeerKeys keys;
     private final AldeiaConfiguration configuration;
     private final Map<Integer, EndpointSizes> sizesBySocket = new ConcurrentHashMap<>();
+    private final Map<Long, byte[]> peerKeys = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    InMemoryTransport(AldeiaConfiguration configuration) {
+    InMemoryTransport(AldeiaConfiguration configuration) throws IOException {
         this.configuration = configuration;
+        this.keys = new PeerKeys();
+    }
+
+    /** The id this transport ("process") gives in its connection information. */
+    public long id() {
+        return id;
     }
 
     @Override
     public String description() {
-        return "in-memory test transport, mtu " + configuration.mtu();
+        return "in-memory test transport " + id + ", mtu " + configuration.mtu();
     }
 
     @Override
@@ -34,7 +51,39 @@ public final class InMemoryTransport implements Transport {
             throw new IOException("in-memory transport is closed");
         }
         sizesBySocket.put(socketId, sizes);
-        return new InMemoryEndpoint(configuration.mtu(), sizes.sendRegionSize());
+        return new InMemoryEndpoint(this, configuration.mtu(), sizes.sendRegionSize());
+    }
+
+    @Override
+    public byte[] publicKey() {
+        return keys.publicKey();
+    }
+
+    @Override
+    public byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException {
+        long peer = InMemoryEndpoint.transportOf(remoteInfo);
+        String name = "in-memory transport " + peer;
+        if ((peer == id) != keys.isOwn(peerPublicKey)) {
+            throw new IOException(name + (peer == id ? " claims to be this process with another key pair"
+                    : " has this process's key pair"));
+        }
+        byte[] key = keys.agree(peerPublicKey, name);
+        byte[] known = peerKeys.get(peer);
+        if (known != null && !MessageDigest.isEqual(known, key)) {
+            throw new IOException(name + " is known here with another key pair: another process claims its identity");
+        }
+        return key;
+    }
+
+    /** As deck_add_peer: one key per peer for the life of the transport. */
+    void bindPeerKey(long peer, byte[] key) throws IOException {
+        if (peer == id) {
+            return;
+        }
+        byte[] first = peerKeys.putIfAbsent(peer, key.clone());
+        if (first != null && !MessageDigest.isEqual(first, key)) {
+            throw new IOException("in-memory transport " + peer + " is already known under another key");
+        }
     }
 
     /** The sizes the endpoint of socket {@code socketId} was created with; null if none was. */

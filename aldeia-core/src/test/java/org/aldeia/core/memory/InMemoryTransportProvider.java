@@ -29,7 +29,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     }
 
     @Override
-    public Transport open(AldeiaConfiguration configuration) {
+    public Transport open(AldeiaConfiguration configuration) throws java.io.IOException {
         return new InMemoryTransport(configuration);
     }
 }

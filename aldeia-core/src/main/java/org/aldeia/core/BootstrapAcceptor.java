@@ -1,0 +1,620 @@
+package org.aldeia.core;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.spi.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes the TCP connections of a server socket's listener and prepares each one for accept,
+ * as a kernel prepares TCP's: a client's connect completes once it is prepared, whether or not
+ * the application is in accept, and a slow, silent or hostile client never holds up the others.
+ *
+ * <p>One selector thread runs every client's bootstrap ({@link BootstrapProtocol}) step by step
+ * ({@link Arrival}); a client costs a descriptor and a record until its HELLO is complete and
+ * says nothing to it until then. Each step has a deadline ({@code bootstrap_timeout}); at most
+ * {@code bootstrap_per_address} clients of one address, and {@link #MAX_BEFORE_HELLO} in all,
+ * are waited for before their HELLO: the oldest is pushed out for a newcomer (a client of
+ * Aldeia sends its HELLO within a round trip, so only the silent and the slow are). Creating and
+ * connecting an endpoint are the only costly steps: they run on a few worker threads, which end
+ * when idle, and only for a client whose HELLO was whole and whose information its transport
+ * took. At most {@code backlog} clients are past their HELLO or prepared and not accepted; the
+ * next ones wait for a slot.
+ *
+ * <p>Under a bind rule of an installed server socket ({@link Mode#MIXED}), a client whose first
+ * bytes are not the magic, or that sends nothing within the first step, or that closes, is a
+ * plain TCP client: it is accepted as one, with the bytes read.
+ */
+final class BootstrapAcceptor implements Closeable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(BootstrapAcceptor.class);
+
+    /** Clients waited for before their HELLO, from all addresses together. */
+    static final int MAX_BEFORE_HELLO = 1024;
+    /** Accepted per turn of the loop, so that the clients already there are read between. */
+    private static final int ACCEPTS_PER_TURN = 32;
+    private static final int MAX_WORKERS = 8;
+    private static final long WORKER_IDLE_MILLIS = 2_000;
+    /** After a failed accept (out of descriptors), accepting pauses this long. */
+    private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    enum Mode {
+        /** An AldeiaServerSocket: Aldeia clients only; any other is closed without a word. */
+        ALDEIA,
+        /** An installed server socket under a bind rule: Aldeia clients and plain TCP ones. */
+        MIXED,
+        /** An installed server socket without a bind rule: every client is plain, nothing is read. */
+        PLAIN
+    }
+
+    /** What accept returns. */
+    sealed interface Prepared extends Closeable permits PlainClient, AldeiaClient {}
+
+    /** A plain TCP client, and the bytes read from it to tell it from an Aldeia one. */
+    record PlainClient(SocketChannel channel, byte[] firstBytes) implements Prepared {
+        @Override
+        public void close() throws IOException {
+            channel.close();
+        }
+    }
+
+    record AldeiaClient(AldeiaSocket socket) implements Prepared {
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+
+    /** Where the accepted Aldeia sockets come from. */
+    interface Sockets {
+        /** An unconnected socket for a client whose HELLO arrived (with the server's SO_RCVBUF). */
+        AldeiaSocket newSocket() throws IOException;
+
+        Transport transport() throws IOException;
+    }
+
+    /** The limits of a server socket's bootstraps: a step's deadline, clients per address. */
+    record Limits(int stepMillis, int perAddress) {
+        /** The configuration's bootstrap_timeout and bootstrap_per_address. */
+        static Limits of(AldeiaConfiguration configuration) {
+            return new Limits(configuration.bootstrapTimeout(), configuration.bootstrapPerAddress());
+        }
+    }
+
+    private final ServerSocketChannel listener;
+    private final String name;
+    private final Mode mode;
+    private final Limits limits;
+    private final long stepNanos;
+    private final Sockets sockets;
+    private final Selector selector;
+    private final AcceptQueue<Prepared> queue;
+    private final ThreadPoolExecutor workers;
+    private final Thread thread;
+    /** Work the workers finished, for the selector thread to go on with. */
+    private final Queue<Runnable> finished = new ConcurrentLinkedQueue<>();
+    /** Slots accept freed since the loop last looked. */
+    private final AtomicInteger released = new AtomicInteger();
+    private volatile boolean closed;
+    /** The loop has ended: workers that finish now release what they made themselves. */
+    private volatile boolean loopEnded;
+
+    // ---- the selector thread's own ----
+    private int freeSlots;
+    private long sequence;
+    private long acceptPausedUntil;
+    private final Set<Arrival> arrivals = new HashSet<>();
+    private final Map<InetAddress, ArrayDeque<Arrival>> beforeHello = new HashMap<>();
+    private int beforeHelloCount;
+    private final ArrayDeque<Arrival> waitingForSlot = new ArrayDeque<>();
+
+    /**
+     * Starts preparing the connections of {@code listener}, a bound channel.
+     *
+     * @param name for the threads and the log, e.g. "port 8080"
+     */
+    BootstrapAcceptor(ServerSocketChannel listener, int backlog, String name, Mode mode, Limits limits, Sockets sockets)
+            throws IOException {
+        this.listener = listener;
+        this.name = name;
+        this.mode = mode;
+        this.limits = limits;
+        this.stepNanos = TimeUnit.MILLISECONDS.toNanos(limits.stepMillis());
+        this.sockets = sockets;
+        this.freeSlots = Math.max(1, backlog);
+        this.queue = new AcceptQueue<>(() -> {
+            released.incrementAndGet();
+            selector().wakeup();
+        });
+        this.selector = Selector.open();
+        listener.configureBlocking(false);
+        listener.register(selector, SelectionKey.OP_ACCEPT);
+        AtomicInteger workerCount = new AtomicInteger();
+        this.workers = new ThreadPoolExecutor(MAX_WORKERS, MAX_WORKERS, WORKER_IDLE_MILLIS, TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(), work -> {
+                    Thread t = new Thread(work, "aldeia-bootstrap-" + name + "-" + workerCount.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        workers.allowCoreThreadTimeOut(true);
+        this.thread = new Thread(this::loop, "aldeia-accept-" + name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private Selector selector() {
+        return selector;
+    }
+
+    /**
+     * The next prepared connection.
+     *
+     * @param timeoutMillis SO_TIMEOUT: 0 waits for ever
+     */
+    Prepared accept(int timeoutMillis) throws IOException {
+        return queue.take(timeoutMillis);
+    }
+
+    // ---- the loop ----
+
+    private void loop() {
+        try {
+            while (!closed) {
+                selector.select(this::ready, nextTimeoutMillis());
+                for (Runnable work; (work = finished.poll()) != null; ) {
+                    work.run();
+                }
+                freeSlots += released.getAndSet(0);
+                resumeWaiting();
+                expire();
+                if (acceptPausedUntil != 0 && System.nanoTime() - acceptPausedUntil >= 0) {
+                    acceptPausedUntil = 0;
+                }
+                setAccepting();
+            }
+        } catch (ClosedSelectorException | IOException e) {
+            if (!closed) {
+                LOG.warn("Aldeia accept on {} stopped: {}", name, e.toString());
+            }
+        } finally {
+            new ArrayList<>(arrivals).forEach(a -> abandon(a, null));
+            loopEnded = true;
+            runFinished();
+        }
+    }
+
+    /** Work the workers finished, once the loop has ended: each one is abandoned. */
+    private synchronized void runFinished() {
+        for (Runnable work; (work = finished.poll()) != null; ) {
+            work.run();
+        }
+    }
+
+    private long nextTimeoutMillis() {
+        long now = System.nanoTime(), next = TimeUnit.SECONDS.toNanos(1);
+        for (Arrival a : arrivals) {
+            next = Math.min(next, a.deadlineNanos - now);
+        }
+        if (acceptPausedUntil != 0) {
+            next = Math.min(next, acceptPausedUntil - now);
+        }
+        return Math.max(1, TimeUnit.NANOSECONDS.toMillis(next) + 1);
+    }
+
+    private void ready(SelectionKey key) {
+        if (!key.isValid()) {
+            return;
+        }
+        if (key.channel() == listener) {
+            acceptSome();
+        } else {
+            step((Arrival) key.attachment());
+        }
+    }
+
+    /**
+     * Accepts only while the clients have somewhere to go: a plain client takes a slot at once,
+     * so with the slots all taken, an installed server leaves the next clients in the kernel's
+     * backlog, as a plain TCP server does. An AldeiaServerSocket goes on taking clients: before
+     * their HELLO they cost nothing, and a newcomer may push out a silent one.
+     */
+    private void setAccepting() {
+        SelectionKey key = listener.keyFor(selector);
+        boolean accepting = acceptPausedUntil == 0 && (mode == Mode.ALDEIA || freeSlots > 0);
+        if (key != null && key.isValid()) {
+            key.interestOps(accepting ? SelectionKey.OP_ACCEPT : 0);
+        }
+    }
+
+    private void acceptSome() {
+        for (int i = 0; i < ACCEPTS_PER_TURN && !closed; i++) {
+            if (mode != Mode.ALDEIA && freeSlots <= 0) {
+                return;
+            }
+            SocketChannel channel;
+            try {
+                channel = listener.accept();
+            } catch (IOException e) { // e.g. out of descriptors: the clients taken go on meanwhile
+                LOG.warn("Aldeia accept on {}: {}", name, e.toString());
+                acceptPausedUntil = System.nanoTime() + ACCEPT_PAUSE_NANOS;
+                return;
+            }
+            if (channel == null) {
+                return;
+            }
+            try {
+                take(channel);
+            } catch (IOException e) {
+                AcceptQueue.closeQuietly(channel);
+                LOG.debug("Aldeia accept on {}: a client went before it was looked at ({})", name, e.toString());
+            }
+        }
+    }
+
+    private void take(SocketChannel channel) throws IOException {
+        channel.configureBlocking(false);
+        if (mode == Mode.PLAIN) {
+            deliver(new PlainClient(channel, new byte[0]));
+            return;
+        }
+        Arrival a = new Arrival(channel, channel.register(selector, SelectionKey.OP_READ), ++sequence);
+        a.key.attach(a);
+        a.enter(Arrival.Stage.START, BootstrapProtocol.START_BYTES, stepNanos);
+        arrivals.add(a);
+        ArrayDeque<Arrival> same = beforeHello.computeIfAbsent(a.remote.getAddress(), k -> new ArrayDeque<>());
+        if (same.size() >= limits.perAddress()) {
+            pushOut(same.peekFirst(), "pushed out by newer connections from its address");
+        }
+        if (beforeHelloCount >= MAX_BEFORE_HELLO) {
+            pushOut(oldestBeforeHello(), "pushed out by newer connections");
+        }
+        same.addLast(a);
+        beforeHelloCount++;
+        step(a); // its first bytes are often there already
+    }
+
+    private Arrival oldestBeforeHello() {
+        Arrival oldest = null;
+        for (ArrayDeque<Arrival> same : beforeHello.values()) {
+            Arrival first = same.peekFirst();
+            if (first != null && (oldest == null || first.sequence < oldest.sequence)) {
+                oldest = first;
+            }
+        }
+        return oldest;
+    }
+
+    /** A client that has not sent its HELLO makes room: under a bind rule it may still be a plain one. */
+    private void pushOut(Arrival a, String why) {
+        if (mode == Mode.MIXED && a.stage == Arrival.Stage.START && a.in.position() == 0) {
+            plain(a, new byte[0]);
+        } else {
+            drop(a, why);
+        }
+    }
+
+    private void leaveBeforeHello(Arrival a) {
+        ArrayDeque<Arrival> same = beforeHello.get(a.remote.getAddress());
+        if (same != null && same.remove(a)) {
+            beforeHelloCount--;
+            if (same.isEmpty()) {
+                beforeHello.remove(a.remote.getAddress());
+            }
+        }
+    }
+
+    private void expire() {
+        long now = System.nanoTime();
+        for (Arrival a : new ArrayList<>(arrivals)) {
+            if (now - a.deadlineNanos < 0 || a.stage == Arrival.Stage.CREATING || a.stage == Arrival.Stage.CONNECTING) {
+                continue;
+            }
+            if (mode == Mode.MIXED && a.stage == Arrival.Stage.START) {
+                plain(a, a.readSoFar()); // silent: a protocol where the server speaks first
+            } else if (a.stage.beforeHello) {
+                drop(a, "sent no complete bootstrap within " + limits.stepMillis() + " ms (bootstrap_timeout)");
+            } else {
+                fail(a, new IOException(a.name() + " did not go on with its bootstrap within " + limits.stepMillis()
+                        + " ms (" + a.stage + ")"));
+            }
+        }
+    }
+
+    private void resumeWaiting() {
+        while (freeSlots > 0 && !waitingForSlot.isEmpty()) {
+            Arrival a = waitingForSlot.pollFirst();
+            if (arrivals.contains(a)) {
+                freeSlots--;
+                a.slotHeld = true;
+                create(a);
+            }
+        }
+    }
+
+    // ---- the steps of one client ----
+
+    private void step(Arrival a) {
+        try {
+            switch (a.stage) {
+                case START -> start(a);
+                case HELLO_LENGTH -> {
+                    if (a.readStep()) {
+                        int length = a.in.flip().getInt();
+                        if (!BootstrapProtocol.validHelloLength(length)) {
+                            drop(a, "sent a HELLO of " + length + " bytes");
+                            return;
+                        }
+                        a.enter(Arrival.Stage.HELLO_BODY, length, stepNanos);
+                        step(a);
+                    }
+                }
+                case HELLO_BODY -> {
+                    if (a.readStep()) {
+                        hello(a);
+                    }
+                }
+                case REPLYING -> {
+                    if (a.writeStep()) {
+                        a.enter(Arrival.Stage.PROOF, BootstrapProtocol.PROOF_BYTES, stepNanos);
+                        step(a);
+                    }
+                }
+                case PROOF -> {
+                    if (a.readStep()) {
+                        a.server.checkProof(a.in.array());
+                        connect(a);
+                    }
+                }
+                case CONFIRMING -> {
+                    if (a.writeStep()) {
+                        a.enter(Arrival.Stage.CONFIRM_WAIT, 1, stepNanos);
+                        step(a);
+                    }
+                }
+                case CONFIRM_WAIT -> {
+                    if (a.readStep()) {
+                        confirmed(a);
+                    }
+                }
+                default -> a.key.interestOps(0); // a worker has it, or it waits for a slot
+            }
+        } catch (Arrival.EndOfStream e) {
+            if (mode == Mode.MIXED && a.stage == Arrival.Stage.START) {
+                plain(a, a.readSoFar()); // a plain client that sent little and closed
+            } else if (a.stage.beforeHello) {
+                drop(a, null);
+            } else {
+                fail(a, new IOException(a.name() + " closed the connection in the middle of its bootstrap (" + a.stage + ")"));
+            }
+        } catch (IOException | RuntimeException e) {
+            fail(a, e);
+        }
+    }
+
+    /** The magic and version; under a bind rule, the first bytes that differ make a plain client. */
+    private void start(Arrival a) throws IOException {
+        boolean complete = a.readStep();
+        byte[] read = a.readSoFar();
+        ByteBuffer expected = BootstrapProtocol.start();
+        for (int i = 0; i < Math.min(read.length, Integer.BYTES); i++) {
+            if (read[i] != expected.get(i)) {
+                if (mode == Mode.MIXED) {
+                    plain(a, read);
+                } else {
+                    drop(a, null); // not an Aldeia client: it hears nothing
+                }
+                return;
+            }
+        }
+        if (!complete) {
+            return;
+        }
+        int version = ByteBuffer.wrap(read).getInt(Integer.BYTES);
+        if (version != BootstrapProtocol.VERSION) {
+            drop(a, "speaks bootstrap version " + version + ", this server " + BootstrapProtocol.VERSION);
+            return;
+        }
+        a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
+        step(a);
+    }
+
+    /** A whole HELLO: the client stops costing nothing; it needs a slot. */
+    private void hello(Arrival a) {
+        a.hello = a.in.array();
+        leaveBeforeHello(a);
+        a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
+        if (freeSlots > 0) {
+            freeSlots--;
+            a.slotHeld = true;
+            create(a);
+        } else {
+            waitingForSlot.addLast(a);
+        }
+    }
+
+    private void create(Arrival a) {
+        byte[] hello = a.hello;
+        a.enter(Arrival.Stage.CREATING, 0, stepNanos);
+        work(a, () -> {
+            a.socket = sockets.newSocket();
+            a.sizes = a.socket.connectionSizes();
+            a.server = new ServerBootstrap(a.name());
+            a.out = a.server.answer(sockets.transport(), a.socket.id(), a.sizes.endpoint(), hello, a.local.getAddress());
+        }, () -> {
+            a.stage = Arrival.Stage.REPLYING;
+            a.deadlineNanos = System.nanoTime() + stepNanos;
+            step(a);
+        });
+    }
+
+    private void connect(Arrival a) {
+        a.enter(Arrival.Stage.CONNECTING, 0, stepNanos);
+        work(a, () -> a.connected = a.server.connect(a.remote.getAddress()), () -> {
+            a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
+            a.stage = Arrival.Stage.CONFIRMING;
+            a.deadlineNanos = System.nanoTime() + stepNanos;
+            step(a);
+        });
+    }
+
+    private void confirmed(Arrival a) throws IOException {
+        int ack = a.in.get(0);
+        if (ack != BootstrapProtocol.CONNECTED) {
+            throw new IOException(a.name() + " sent " + ack + " instead of the Aldeia connection confirmation");
+        }
+        a.socket.attachAccepted(a.connected, a.sizes, a.local, a.remote);
+        LOG.debug("Aldeia accept on {} from {}: Aldeia client", name, a.name());
+        a.connected = null;
+        leave(a, true);
+        AcceptQueue.closeQuietly(a.channel); // step 5: the bootstrap connection is done
+        queue.add(new AldeiaClient(a.socket));
+    }
+
+    /** A prepared client for accept: it holds a slot until accept takes it. */
+    private void deliver(Prepared client) {
+        freeSlots--;
+        queue.add(client);
+    }
+
+    /** Runs native work on a worker; the selector thread goes on with {@code then}, or fails the client. */
+    private void work(Arrival a, NativeWork work, Runnable then) {
+        workers.execute(() -> {
+            Runnable outcome;
+            try {
+                work.run();
+                outcome = then;
+            } catch (Throwable e) { // an Error too: the client and its slot must be given back
+                outcome = () -> fail(a, e);
+            }
+            Runnable next = outcome;
+            finished.add(() -> {
+                if (arrivals.contains(a)) {
+                    next.run();
+                } else {
+                    abandon(a, null); // closed meanwhile
+                }
+            });
+            selector.wakeup();
+            if (loopEnded) {
+                runFinished();
+            }
+        });
+    }
+
+    @FunctionalInterface
+    private interface NativeWork {
+        void run() throws IOException;
+    }
+
+    // ---- how a client leaves ----
+
+    private void plain(Arrival a, byte[] firstBytes) {
+        LOG.debug("Aldeia accept on {} from {}: plain TCP client", name, a.name());
+        leave(a, false);
+        a.key.cancel();
+        deliver(new PlainClient(a.channel, firstBytes));
+    }
+
+    /** A client that never got far enough to cost anything: closed; `why` at debug level. */
+    private void drop(Arrival a, String why) {
+        if (why != null) {
+            LOG.debug("Aldeia accept on {} from {}: {}; closed", name, a.name(), why);
+        }
+        abandon(a, null);
+    }
+
+    /** A client that looked like an Aldeia client and failed: it is logged, as java.net never hides it. */
+    private void fail(Arrival a, Throwable why) {
+        String client = a.name();
+        if (a.server != null) {
+            LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})", name, client,
+                    why.toString());
+        } else {
+            LOG.debug("Aldeia accept on {} from {}: {}", name, client, why.toString());
+        }
+        abandon(a, why);
+    }
+
+    private void abandon(Arrival a, Throwable why) {
+        leave(a, false);
+        if (a.server != null) {
+            a.server.abandon();
+        }
+        if (a.connected != null) {
+            AcceptQueue.closeQuietly(a.connected);
+        }
+        AcceptQueue.closeQuietly(a.channel);
+    }
+
+    /** The client is no longer being prepared; it gives its slot back unless it is delivered with it. */
+    private void leave(Arrival a, boolean keepSlot) {
+        if (!arrivals.remove(a)) {
+            return;
+        }
+        leaveBeforeHello(a);
+        waitingForSlot.remove(a);
+        if (a.slotHeld && !keepSlot) {
+            freeSlots++;
+        }
+        a.slotHeld = false;
+    }
+
+    /**
+     * Stops accepting; connections being prepared or not yet accepted are closed, and every
+     * thread waiting in {@link #accept} gets a SocketException. Idempotent.
+     */
+    @Override
+    public void close() throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        selector.wakeup();
+        try {
+            awaitLoopEnd();
+            listener.close();
+            selector.close();
+        } finally {
+            workers.shutdown();
+            queue.close();
+        }
+    }
+
+    /** The loop closes what it holds; the kernel keeps listening until the channel is closed. */
+    private void awaitLoopEnd() {
+        if (Thread.currentThread() == thread) {
+            return;
+        }
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Clients between their accept and their HELLO, for tests. */
+    int waitingBeforeHello() {
+        return beforeHelloCount;
+    }
+}

@@ -1,0 +1,156 @@
+package org.aldeia.core;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.channels.SocketChannel;
+import org.aldeia.core.spi.Channel;
+import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.EndpointSizes;
+import org.aldeia.core.spi.Transport;
+
+/**
+ * The client side of the bootstrap ({@link BootstrapProtocol}), in the connecting thread, over
+ * a TCP connection already established (step 1): sends its start and HELLO, checks the server's
+ * reply and proof, proves itself, connects its endpoint and confirms. Every wait is bounded.
+ */
+final class ClientBootstrap {
+
+    private final SocketChannel bootstrap;
+    private final String peerName;
+    private final int timeoutMillis;
+    private final DataOutputStream out;
+    private final DataInputStream in;
+
+    private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis) throws IOException {
+        this.bootstrap = bootstrap;
+        this.timeoutMillis = timeoutMillis;
+        InetSocketAddress peer = (InetSocketAddress) bootstrap.getRemoteAddress();
+        this.peerName = "server at " + peer.getAddress().getHostAddress() + ":" + peer.getPort();
+        Socket socket = bootstrap.socket();
+        socket.setSoTimeout(timeoutMillis);
+        socket.setTcpNoDelay(true);
+        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
+        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+    }
+
+    /**
+     * Steps 2 to 5 on the client side. The bootstrap connection is left open; the caller closes it.
+     *
+     * @param timeoutMillis bound on each wait for the server
+     * @return the connected channel
+     * @throws IOException naming the server and the step that failed; the endpoint is released
+     */
+    static Channel connect(SocketChannel bootstrap, Transport transport, int socketId, EndpointSizes sizes,
+            int timeoutMillis) throws IOException {
+        return new ClientBootstrap(bootstrap, timeoutMillis).run(transport, socketId, sizes);
+    }
+
+    private Channel run(Transport transport, int socketId, EndpointSizes sizes) throws IOException {
+        // The start goes out before the endpoint is created (which can take milliseconds): a
+        // server that accepts plain TCP clients too tells the two apart by it.
+        write(BootstrapProtocol.start().array());
+        Endpoint endpoint = transport.createEndpoint(socketId, sizes);
+        Channel channel;
+        try {
+            byte[] hello = BootstrapProtocol.body(transport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
+            write(BootstrapProtocol.hello(hello).array());
+            BootstrapProtocol.Reply reply = readReply();
+            byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
+            byte[] key = transport.pairKey(reply.info(), reply.publicKey());
+            if (!BootstrapKeys.verify(key, BootstrapKeys.SERVER, transcript, reply.proof())) {
+                throw new IOException(peerName + " failed to prove it holds the key of this pair of processes: "
+                        + "it is not the process it claims to be");
+            }
+            write(BootstrapKeys.proof(key, BootstrapKeys.CLIENT, transcript));
+            channel = endpoint.connect(reply.info(), ((InetSocketAddress) bootstrap.getRemoteAddress()).getAddress(),
+                    key);
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailure(endpoint, e);
+            throw e;
+        }
+        try {
+            write(new byte[] {BootstrapProtocol.CONNECTED});
+            String what = "its connection confirmation";
+            int ack = read(in::read, what);
+            if (ack < 0) {
+                throw closedBy(what, null);
+            }
+            if (ack != BootstrapProtocol.CONNECTED) {
+                throw new IOException(peerName + " sent " + ack + " instead of the Aldeia connection confirmation");
+            }
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailure(channel, e);
+            throw e;
+        }
+    }
+
+    private BootstrapProtocol.Reply readReply() throws IOException {
+        String what = "its connection information";
+        int magic = read(in::readInt, what);
+        if (magic != BootstrapProtocol.MAGIC) {
+            throw new IOException(peerName + " is not an Aldeia endpoint (bootstrap started with 0x"
+                    + Integer.toHexString(magic) + ", expected 0x" + Integer.toHexString(BootstrapProtocol.MAGIC) + ")");
+        }
+        int version = read(in::readInt, "its protocol version");
+        if (version != BootstrapProtocol.VERSION) {
+            throw new IOException(peerName + " speaks Aldeia bootstrap protocol version " + version
+                    + ", which is unsupported (this side speaks version " + BootstrapProtocol.VERSION + ")");
+        }
+        int length = read(in::readInt, what);
+        if (length < 0 || length > BootstrapProtocol.MAX_REPLY_LENGTH) {
+            throw new IOException(peerName + " sent an invalid connection information length " + length);
+        }
+        byte[] body = new byte[length];
+        read(() -> {
+            in.readFully(body);
+            return length;
+        }, what);
+        return BootstrapProtocol.Reply.parse(body, peerName);
+    }
+
+    private void write(byte[] bytes) throws IOException {
+        out.write(bytes);
+        out.flush();
+    }
+
+    @FunctionalInterface
+    private interface IntRead {
+        int read() throws IOException;
+    }
+
+    /** One read from the server, with a timeout or an early end turned into a clear message. */
+    private int read(IntRead read, String what) throws IOException {
+        try {
+            return read.read();
+        } catch (SocketTimeoutException e) {
+            SocketTimeoutException timeout = new SocketTimeoutException(peerName + " did not send " + what
+                    + " within " + timeoutMillis + " ms of the Aldeia bootstrap");
+            timeout.initCause(e);
+            throw timeout;
+        } catch (EOFException e) {
+            throw closedBy(what, e);
+        }
+    }
+
+    private IOException closedBy(String what, Throwable cause) {
+        return new IOException(peerName + " closed the Aldeia bootstrap connection before sending " + what
+                + " (is it an Aldeia server socket of the same version, and did its side fail?)", cause);
+    }
+
+    private static void closeAfterFailure(Closeable resource, Exception failure) {
+        try {
+            resource.close();
+        } catch (IOException | RuntimeException e) {
+            failure.addSuppressed(e);
+        }
+    }
+}

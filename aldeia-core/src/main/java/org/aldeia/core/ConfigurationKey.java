@@ -1,0 +1,146 @@
+package org.aldeia.core;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Every key of aldeia.conf, declared once: its name, who reads it, what it means, its default
+ * and what it allows, and how its value is read ({@link ConfigurationValue}). The parser reads
+ * the keys through it ({@link ConfigurationFileParser}); the README's configuration table and
+ * config/aldeia.conf.example are checked against it by a test (ConfigurationKeyDocumentationTest),
+ * so none of the three can drift from the others. Rules between keys (deck_id needs deck_nodes,
+ * the protocol-2 buffer holds its largest message, ...) are the parser's.
+ */
+public enum ConfigurationKey {
+
+    SOCKET_TYPE("socket_type", "both",
+            "provider: `SOCKET_VAPI` (InfiniBand verbs) or `SOCKET_DECK` (MicroVAPI over DECK)",
+            null, "chosen: VAPI when an InfiniBand library is found, else DECK", "`SOCKET_*` of an installed provider",
+            "SOCKET_DECK", ConfigurationValue.matching("SOCKET_[A-Z0-9_]+", "a socket type ("
+                    + AldeiaConfiguration.SOCKET_VAPI + ", " + AldeiaConfiguration.SOCKET_DECK
+                    + " or another installed provider's SOCKET_* name)")),
+    MTU("mtu", "both", "largest block one descriptor carries; writes are cut into blocks ≤ mtu",
+            AldeiaConfiguration.DEFAULT_MTU, "1024", "64 .. 1048576", null,
+            ConfigurationValue.range(AldeiaConfiguration.MIN_MTU, AldeiaConfiguration.MAX_MTU)),
+    SEND_REGION_SIZE("send_region_size", "both", "bytes of the registered send ring per socket",
+            1 << 20, "1048576", "mtu .. 1073741824", null, ConfigurationValue.range(1, 1 << 30)),
+    RECEIVE_BUFFERS("receive_buffers", "both", "mtu-sized receive buffers pre-posted per socket",
+            16, "16", "2 .. 4096", null, ConfigurationValue.range(2, 4096)),
+    BOOTSTRAP_TIMEOUT("bootstrap_timeout", "server sockets",
+            "milliseconds a connecting client has for each step of its bootstrap (under a bind rule, also to send "
+                    + "its first bytes before it counts as a plain TCP client); a client that takes longer is closed",
+            3000, "3000", "100 .. 60000", null, ConfigurationValue.range(100, 60_000)),
+    BOOTSTRAP_PER_ADDRESS("bootstrap_per_address", "server sockets",
+            "connections from one address a server socket waits on before their bootstrap's first message; a "
+                    + "newer one pushes out the oldest",
+            64, "64", "1 .. 65536", null, ConfigurationValue.range(1, 65_536)),
+    DECK_ID("deck_id", "DECK", "this JVM's DECK id in a static run (needs `deck_nodes`)",
+            null, "none: dynamic DECK", "0 .. deck_nodes−1", "0", ConfigurationValue.range(0, 4095)),
+    DECK_NODES("deck_nodes", "DECK", "number of DECK processes of a static run (needs `deck_id`)",
+            null, "none: dynamic DECK", "1 .. 4096", "2", ConfigurationValue.range(1, 4096)),
+    DECK_FILE("deck_file", "DECK", "nodes file, relative to the configuration file's directory",
+            Path.of("nodes"), "`nodes`", "a readable file: line i = `host` or `host:port` of node i", null,
+            ConfigurationValue.path()),
+    DECK_SECRET_FILE("deck_secret_file", "DECK static",
+            "the run secret every JVM of a static run proves itself with: a file of random bytes, the same for the "
+                    + "whole run, relative to the configuration file's directory (deckrun and DeckLauncher make one "
+                    + "and pass it in the environment instead)",
+            null, "none: the `DECK_SECRET_FILE` deckrun sets", "a file of 16 .. 4096 bytes, this user's, mode 0600",
+            "run.secret", ConfigurationValue.secretFile(16, 4096)),
+    DECK_TRANSPORT("deck_transport", "DECK",
+            "network under DECK. `auto`: in a dynamic run, each peer JVM on this host is reached through shared "
+                    + "memory (sci) and any other over tcp (each connection's first contact with a peer logs which, "
+                    + "e.g. `Aldeia peer 127.0.0.1 (DECK node 123456): sci (same host: shared memory, node 1)`); in a "
+                    + "static run, tcp. `tcp`: always tcp. `sci`: shared segments, static runs with every process on "
+                    + "one host",
+            "auto", "`auto`", "`auto`, `tcp`, `sci` (`gm` reserved)", null,
+            ConfigurationValue.choice(List.of("auto", "tcp", "sci"), List.of("gm"), "a DECK transport")),
+    DECK_TCP_ENCRYPTION("deck_tcp_encryption", "DECK tcp",
+            "`on`: every DECK tcp connection runs TLS 1.3, keyed from the key its two processes proved (no "
+                    + "certificates); every JVM of a cluster must say the same",
+            Boolean.FALSE, "`off`", "`on`, `off`", null, ConfigurationValue.onOff()),
+    DECK_MSG_BUF_LIMIT("deck_msg_buf_limit", "DECK sci, auto",
+            "largest message sent by protocol 2 (through the per-sender buffer); larger ones go by protocol 3, "
+                    + "zero-copy",
+            DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, "8192", "63 .. 16777216", null,
+            ConfigurationValue.range(63, 1 << 24)),
+    DECK_MEDBUF_SIZE("deck_medbuf_size", "DECK sci, auto", "protocol-2 buffer per sender and mailbox",
+            DeckSciThresholds.DEFAULT_MEDBUF_SIZE, "24768", "128 .. 1073741824, ≥ deck_msg_buf_limit + 64", null,
+            ConfigurationValue.range(128, 1 << 30)),
+    DECK_MSEG_SIZE("deck_mseg_size", "DECK sci, auto", "message segment holding large message buffers",
+            DeckSciThresholds.DEFAULT_MSEG_SIZE, "67108864", "65536 .. 1073741824", null,
+            ConfigurationValue.range(1 << 16, 1 << 30)),
+    INFINIBAND_PORT("infiniband_port", "VAPI", "HCA port", 1, "1", "1 .. 255", null,
+            ConfigurationValue.range(1, 255)),
+    INFINIBAND_QOS("infiniband_qos", "VAPI", "InfiniBand service level", 0, "0", "0 .. 15", null,
+            ConfigurationValue.range(0, 15));
+
+    private final String key;
+    private final String usedBy;
+    private final String meaning;
+    private final Object defaultValue;
+    private final String defaultText;
+    private final String allowed;
+    private final String example;
+    private final ConfigurationValue value;
+
+    /**
+     * @param defaultValue the value when the key is not given; null: none (the key's absence means
+     *     something, said by {@code defaultText})
+     * @param example for a key without a default, the value config/aldeia.conf.example shows; null
+     *     for the others, whose example line shows the default
+     */
+    ConfigurationKey(String key, String usedBy, String meaning, Object defaultValue, String defaultText,
+            String allowed, String example, ConfigurationValue value) {
+        this.key = key;
+        this.usedBy = usedBy;
+        this.meaning = meaning;
+        this.defaultValue = defaultValue;
+        this.defaultText = defaultText;
+        this.allowed = allowed;
+        this.example = example;
+        this.value = value;
+    }
+
+    /** The name written in aldeia.conf. */
+    public String key() {
+        return key;
+    }
+
+    /** The value when the key is not given, or null when its absence means something of its own. */
+    Object defaultValue() {
+        return defaultValue;
+    }
+
+    /** The value config/aldeia.conf.example writes for it: its default, or an example. */
+    String exampleValue() {
+        if (example != null) {
+            return example;
+        }
+        return defaultText.replace("`", "");
+    }
+
+    ConfigurationValue value() {
+        return value;
+    }
+
+    /** The key's row of the README's configuration table. */
+    String readmeRow() {
+        return "| `" + key + "` | " + usedBy + " | " + meaning + " | " + defaultText + " | " + allowed + " |";
+    }
+
+    /** The key named {@code key}, or null. */
+    static ConfigurationKey named(String key) {
+        for (ConfigurationKey k : values()) {
+            if (k.key.equals(key)) {
+                return k;
+            }
+        }
+        return null;
+    }
+
+    /** Every key's name, in declaration order, for error messages. */
+    static String names() {
+        return String.join(", ", java.util.Arrays.stream(values()).map(ConfigurationKey::key).toList());
+    }
+}
