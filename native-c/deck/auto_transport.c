@@ -61,11 +61,22 @@ static int sci_route_valid(const route_t *r)
     return __atomic_load_n(&sci.peer_nonce[r->node], __ATOMIC_ACQUIRE) == r->nonce;
 }
 
+/* sci.sender_of: a watched mailbox admits the shared-memory area of its peer's node alone. */
+static int sci_sender(int deck_id, int *node, uint64_t *nonce)
+{
+    route_t *r = find(deck_id);
+    if (!r || r->why != VIA_SCI) return 0;
+    *node = r->node;
+    *nonce = r->nonce;
+    return 1;
+}
+
 static int auto_init_dynamic(int self)
 {
     int rc = deck_tcp_transport.init_dynamic(self);
     if (rc) return rc;
     au.sci_up = sci_init_dynamic(self) == DECK_OK;
+    if (au.sci_up) sci.sender_of = sci_sender;
     if (!au.sci_up) snprintf(au.sci_down, sizeof au.sci_down, "%s", deck_last_error());
     return DECK_OK;
 }

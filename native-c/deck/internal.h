@@ -66,6 +66,7 @@ void deck_entry_watch(void *entry, int node);
  * another process), with the text. */
 int  deck_table_admit(int index, unsigned long len, int from);
 void deck_entry_limit(void *entry, unsigned long limit);
+unsigned long deck_entry_limit_of(void *entry);
 /* DECK_MSG_MAX (default 1 GiB): the longest message any mailbox admits. */
 unsigned long deck_msg_max(void);
 int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */

@@ -76,7 +76,7 @@ static int lookup_pass(int only, const char *name, int *node, int *index)
     if (only >= 0) {
         int rc = deck_core_transport()->lookup(only, name, index);
         if (rc == DECK_OK) *node = only;
-        return rc == DECK_EPEER ? rc : rc == DECK_OK ? DECK_OK : DECK_ENOTFOUND;
+        return rc == DECK_EPEER || rc == DECK_EPROTO ? rc : rc == DECK_OK ? DECK_OK : DECK_ENOTFOUND;
     }
     return lookup_everywhere(name, node, index);
 }

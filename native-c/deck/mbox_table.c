@@ -114,7 +114,9 @@ int deck_table_add(const char *name, void **entry, int *index)
     else if ((slot = free_slot()) < 0)
         rc = deck_fail(DECK_ENOMEM, "deck_mbox_create: mailbox table full or out of memory");
     if (rc == DECK_OK) {
-        slot_gen[slot] = (slot_gen[slot] + 1) & 0x7fff;
+        /* 1..0x7fff, never 0: index 0 means "no mailbox" (a free sci name entry, a bad index),
+         * so slot 0's 32768th mailbox must not get it. */
+        slot_gen[slot] = slot_gen[slot] % 0x7fff + 1;
         e->index = slot | (int)(slot_gen[slot] << SLOT_BITS);
         slots[slot] = e;
     }
@@ -221,6 +223,15 @@ void deck_entry_limit(void *entry, unsigned long limit)
     deck_mutex_lock(&table_lock);
     e->limit = limit;
     deck_mutex_unlock(&table_lock);
+}
+
+unsigned long deck_entry_limit_of(void *entry)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&table_lock);
+    unsigned long limit = e->limit;
+    deck_mutex_unlock(&table_lock);
+    return limit;
 }
 
 void deck_entry_watch(void *entry, int node)

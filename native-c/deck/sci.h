@@ -22,6 +22,10 @@
  *         N x { protocol-1 ring 64 x 64 B | protocol-2 ctrl_msg line (+ owner) |
  *               protocol-3 request line | protocol-2 buffer of DECK_MEDBUF_SIZE }
  *
+ * Segment names start with a token (seg.h): a static run's, derived from the run secret; a
+ * dynamic process's own, random, read from its claim file by a peer that maps its control
+ * segment, then from that segment's identity line for its other segments.
+ *
  * Dynamic runs (sci_dynamic.c, used by the auto transport for peers on the same host) have no
  * N: every process takes the first free host-local node number below SCI_DYN_NODES, so a
  * number is reused once its process has died. Each process therefore carries a random nonce
@@ -79,7 +83,8 @@ typedef struct sci_flow {
     uint64_t p3_off;               /* msg_address: window offset in the receiver's message segment */
     uint64_t p3_len;               /* window length */
     uint32_t gone;                 /* nonzero (an index): the mailbox bound to was destroyed */
-    uint8_t  pad[DECK_SEG_LINE - 36];
+    uint32_t refused;              /* the same index: ... because it found an impossible value */
+    uint8_t  pad[DECK_SEG_LINE - 40];
 } sci_flow_t;
 
 /* Protocol-2 header line in front of each body in the protocol-2 buffer. */
@@ -101,7 +106,8 @@ typedef struct sci_p3_request {
 typedef struct sci_ident {
     uint64_t nonce;                /* random, nonzero: tells apart processes of one node number */
     int32_t  deck_id;
-    uint8_t  pad[DECK_SEG_LINE - 12];
+    char     token[DECK_SEG_TOKEN_MAX];  /* what the owner's segment names start with */
+    uint8_t  pad[DECK_SEG_LINE - 12 - DECK_SEG_TOKEN_MAX];
 } sci_ident_t;
 
 _Static_assert(sizeof(sci_name_t) == 2 * DECK_SEG_LINE, "a name entry is two lines");
@@ -120,6 +126,9 @@ typedef struct sci_config {
 typedef struct sci_state {
     int           self, n;
     uint64_t      nonce;           /* this process's identity nonce */
+    char          token[DECK_SEG_TOKEN_MAX];  /* this process's segment names' token (static: the run's) */
+    int           dynamic;         /* node numbers are claimed (sci_dynamic.c), tokens per process */
+    deck_seg_t    claim;           /* dynamic: this process's claim of its node number */
     sci_config_t  cfg;
     deck_seg_t    ctl, mseg;       /* ours */
     deck_seg_t   *peer_ctl;        /* [n], [self] aliases ctl; valid once ctl_ready[node] */
@@ -135,6 +144,9 @@ typedef struct sci_state {
     int            *dead;          /* [n], set once a node is seen dead (never cleared) */
     struct sci_in  *in[SCI_MAX_MBOX];
     struct sci_out **out;          /* [n * M], allocated on first post */
+    /* Dynamic runs (set by auto): whether DECK id `deck_id` is reached through sci, and as
+     * which node and process (nonce); NULL in a static run, where a DECK id is the node. */
+    int           (*sender_of)(int deck_id, int *node, uint64_t *nonce);
 } sci_state_t;
 
 extern sci_state_t sci;
@@ -204,6 +216,9 @@ int  sci_init_dynamic(int deck_id);
 int  sci_start_tables(int self, int n);
 /* Writes the identity line and makes the (created) control segment available. */
 int  sci_publish_ctl(int deck_id);
+/* The token the segments of mapped node `node` are named with, from its identity line; DECK_OK,
+ * or DECK_EPROTO when the line holds no valid token (a corrupted segment). */
+int  sci_peer_token(int node, char *token, size_t len);
 void sci_release_all(void);
 /* "<boot id>.<node>.<nonce hex>": what a dynamic peer on this host needs to reach us. */
 int  sci_dyn_contact(char *buf, size_t len);
@@ -218,5 +233,7 @@ int  sci_mbox_created(int index, const char *name);
 void sci_mbox_destroyed(int index);
 int  sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms);
 void sci_in_done(void);
+/* Mailbox `index`'s segment (NULL: none), for fuzz/fuzz_sci_mailbox.c and tests only. */
+void *sci_mbox_segment_of(int index);
 
 #endif

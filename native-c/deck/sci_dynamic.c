@@ -1,9 +1,10 @@
 /*
  * DECK/SCI for dynamic processes (deck_init_dynamic) on one host, started by the auto
  * transport. There is no nodes file and no N: a process takes the first free host-local node
- * number below SCI_DYN_NODES (deck_seg_claim) under the run key "dyn", and its contact tells a
- * peer the host it runs on (the kernel's boot id), that number and its nonce, so the peer can
- * tell whether it shares this host's memory and which process the number stands for now.
+ * number below SCI_DYN_NODES (deck_seg_claim) and names its segments with a random token kept in
+ * its claim; its contact tells a peer the host it runs on (the kernel's boot id), that number
+ * and its nonce, so the peer can tell whether it shares this host's memory and which process the
+ * number stands for now. The token is not in the contact: only processes of this user find it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 #include "sci.h"
 
-#define DYN_RUN_KEY "dyn"
 #define BOOT_ID_PATH "/proc/sys/kernel/random/boot_id"
 
 static char boot_id[40];
@@ -33,16 +33,20 @@ int sci_init_dynamic(int deck_id)
 {
     memset(&sci, 0, sizeof sci);
     int rc, node;
-    if ((rc = read_boot_id()) || (rc = deck_seg_open(0, DYN_RUN_KEY))) return rc;
+    sci.dynamic = 1;
+    if ((rc = read_boot_id()) || (rc = deck_seg_random_token(sci.token, sizeof sci.token)) ||
+        (rc = deck_seg_open(0, sci.token)))
+        return rc;
     sci.n = SCI_DYN_NODES;                                   /* the control segment's size */
-    if ((rc = deck_seg_claim(&sci.ctl, SCI_DYN_NODES, SCI_SEG_CTL, sci_ctl_size(), &node))) {
+    if ((rc = deck_seg_claim(&sci.claim, SCI_DYN_NODES, &node))) {
         deck_seg_close();
         memset(&sci, 0, sizeof sci);
         return rc;
     }
-    /* The claimed control segment is not available to peers until everything else exists. */
+    /* The control segment is not available to peers until everything else exists. */
     if (!(rc = sci_start_tables(node, SCI_DYN_NODES)) && !(rc = deck_seg_room(sci.cfg.mseg)) &&
-        !(rc = deck_seg_prepare(&sci.ctl)) && !(rc = deck_seg_map_local(&sci.ctl)))
+        !(rc = deck_seg_create(&sci.ctl, SCI_SEG_CTL, sci_ctl_size())) && !(rc = deck_seg_prepare(&sci.ctl)) &&
+        !(rc = deck_seg_map_local(&sci.ctl)))
         rc = sci_publish_ctl(deck_id);
     if (rc) sci_release_all();
     return rc;

@@ -11,12 +11,21 @@
  * a packet whose byte merely agrees: anything posted before the packet is visible once the
  * packet is (the sender's stores are ordered, the flag is read with acquire).
  *
+ * Shared memory fails loudly (shared/spec/security.md): every value read from another process's
+ * writing is checked before it is used, and one that this protocol cannot produce ends the
+ * mailbox's retrieves with DECK_EPROTO naming the segment and what was wrong (violation()), and
+ * tells the sender (the gone word of its flow line), so neither side waits for ever: an area
+ * bound by a process the mailbox does not admit (deck_mbox_watch: its peer's node and nonce
+ * only), a sequence gap or a number from the past, a length
+ * beyond a buffer or the mailbox's limit, a protocol-2 round or count that was never sent.
+ *
  * Protocol 3 receives in place when the receiving message's buffer lies in the message segment
  * (deck_msg_create above DECK_MSG_BUF_LIMIT puts it there); otherwise it falls back to a chunked
  * transfer through a window of up to 1 MiB allocated in the message segment, copied out after
  * each chunk (the fallback DECK 1.0 lacked; it goes through the message segment rather than the
  * protocol-2 buffer so that it needs no second flow control).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +41,14 @@ typedef struct sci_from {          /* one mailbox's receiving state for one send
     int      broken;               /* the sender died in the middle of a protocol-3 message */
 } sci_from_t;
 
+/* Which senders a mailbox admits (deck_mbox_watch): any; none through shared memory; or one
+ * node, as one process when its nonce is known. */
+typedef struct sci_admits {
+    int      any;
+    int      node;                 /* -1: none */
+    uint64_t nonce;                /* 0: not known (a static run) */
+} sci_admits_t;
+
 typedef struct sci_in {
     int             index, slot;
     deck_seg_t      seg;
@@ -39,10 +56,38 @@ typedef struct sci_in {
     int             users;         /* retrievers inside sci_retrv (under sci.lock) */
     int             closed;
     int             next_node;
+    char            violated[400]; /* why the mailbox stopped: every retrieve fails with it */
     sci_from_t      from[];
 } sci_in_t;
 
 static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
+
+static sci_flow_t *sender_flow(const sci_in_t *in, int i);
+
+/* An impossible value in the mailbox's segment: the mailbox stops (every later retrieve fails
+ * with the same text) and the sender of area i, if it can be told, finds its mailbox gone and
+ * refused (its flow line), so its posts fail too. */
+static int violation(sci_in_t *in, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int violation(sci_in_t *in, int i, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(in->violated, sizeof in->violated, "deck_mbox_retrv: shared segment %s, area of node %d: %s",
+             in->seg.name, i, what);
+    deck_log("%s; the mailbox is closed to it", in->violated);
+    if (i >= 0 && i < sci.n && i != sci.self && in->from[i].owner) {
+        sci_flow_t *f = sender_flow(in, i);
+        if (f) {
+            __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
+            __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+            ring_sender(i);
+        }
+    }
+    return deck_fail_text(DECK_EPROTO, in->violated);
+}
 
 /* The flow line of sender i for this mailbox, in the control segment of the process that owns
  * the area now (mapped on its first message); NULL when that cannot be mapped (it sent
@@ -149,7 +194,7 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
 {
     sci_from_t *st = &in->from[i];
     size_t len = flag & 0x3f;
-    if (len > SCI_P1_MAX) return deck_fail(DECK_EIO, "deck_mbox_retrv: corrupt protocol-1 packet from node %d", i);
+    if (len > SCI_P1_MAX) return violation(in, i, "a protocol-1 packet of %zu bytes (at most %d)", len, SCI_P1_MAX);
     if (len > msg->size) return truncated(len, msg, 1);
     memcpy(msg->buf, pkt, len);
     msg->len = len;
@@ -167,8 +212,10 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
 static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *msg)
 {
     sci_from_t *st = &in->from[i];
-    if (h->datalen > h->real_datalen || h->real_datalen > sci.cfg.medbuf - DECK_SEG_LINE - st->p2_cursor)
-        return deck_fail(DECK_EIO, "deck_mbox_retrv: corrupt protocol-2 header from node %d", i);
+    if (h->datalen > h->real_datalen || h->real_datalen != deck_seg_roundup(h->datalen)
+        || h->real_datalen > sci.cfg.medbuf - DECK_SEG_LINE - st->p2_cursor)
+        return violation(in, i, "a protocol-2 header of %u (%u) bytes at %u of a %zu-byte buffer", h->datalen,
+                         h->real_datalen, st->p2_cursor, sci.cfg.medbuf);
     if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
     memcpy(msg->buf, h + 1, h->datalen);
     msg->len = h->datalen;
@@ -234,7 +281,8 @@ static int take_p3(sci_in_t *in, int i, size_t size, deck_msg_t *msg)
         if (!(rc = p3_window(in, i, off, wl, &last))) {
             if (bounce) memcpy(msg->buf + done, bounce, wl);
             done += wl;
-            if (last != (done == size)) rc = deck_fail(DECK_EIO, "deck_mbox_retrv: node %d ended a message early", i);
+            if (last != (done == size))
+                rc = violation(in, i, "a protocol-3 message ended after %zu of its %zu bytes", done, size);
         }
     }
     if (bounce) sci_mseg_free(bounce);
@@ -246,7 +294,16 @@ static int take_p3(sci_in_t *in, int i, size_t size, deck_msg_t *msg)
     return 1;
 }
 
-static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg)
+/* Whether the process `owner` of node i's area is one the mailbox admits. */
+static int admitted(const sci_admits_t *a, int i, uint64_t owner)
+{
+    return a->any || (a->node == i && (!a->nonce || a->nonce == owner));
+}
+
+/* How far protocol 2 may run ahead of the message taken next: what the ring and the buffer hold. */
+static int32_t most_ahead(void) { return SCI_P1_SLOTS + (int32_t)(sci.cfg.medbuf / DECK_SEG_LINE) + 1; }
+
+static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits)
 {
     sci_from_t *st = &in->from[i];
     void *seg = in->seg.addr;
@@ -254,29 +311,55 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg)
     uint64_t owner = __atomic_load_n(sci_mbox_owner(seg, i), __ATOMIC_ACQUIRE);
     if (owner != st->owner) {
         /* A sender bound (claim_area): the first one, or a new process of node number i. */
-        if (!owner) return 0;
+        if (!owner && (admits->any || !st->owner)) return 0;
+        if (!admitted(admits, i, owner))
+            return violation(in, i, "bound by process %#llx, which this mailbox does not admit (%s)",
+                             (unsigned long long)owner, admits->node < 0 ? "it admits no process through shared memory"
+                             : "it admits its connection's peer only");
         *st = (sci_from_t){ .owner = owner, .p3_next = 1 };
     }
+    if (!st->owner) return 0;          /* nobody bound the area: nothing to take, no flow line to write */
     if (st->broken) return 0;
     const uint8_t *pkt = sci_mbox_ring(seg, i) + (size_t)(st->p1_read % SCI_P1_SLOTS) * DECK_SEG_LINE;
     uint8_t flag = __atomic_load_n(pkt + DECK_SEG_LINE - 1, __ATOMIC_ACQUIRE);   /* first: see above */
-    int p1 = (flag & 0xc0) == (0x80 | ((st->p1_read / SCI_P1_SLOTS) & 1) << 6) && pkt[62] == (uint8_t)st->seq;
+    int p1_there = (flag & 0xc0) == (0x80 | ((st->p1_read / SCI_P1_SLOTS) & 1) << 6);
+    int p1 = p1_there && pkt[62] == (uint8_t)st->seq;
 
     uint64_t ctrl = __atomic_load_n(sci_mbox_ctrl(seg, i), __ATOMIC_ACQUIRE);
-    if ((uint32_t)(ctrl >> 32) != st->p2_round) {
+    uint32_t round = (uint32_t)(ctrl >> 32);
+    if (round != st->p2_round) {
         /* The sender began a new round: it waited until we had taken all of the last one. */
-        st->p2_round = (uint32_t)(ctrl >> 32);
+        if (round != ((st->p2_round + 1) & 0xff))
+            return violation(in, i, "protocol-2 round %u after round %u", round, st->p2_round);
+        st->p2_round = round;
         st->p2_cursor = 0;
         st->p2_next = 0;
     }
-    if ((uint32_t)ctrl != st->p2_next) {
+    uint32_t pending = (uint32_t)ctrl - st->p2_next;
+    if (pending > sci.cfg.medbuf / DECK_SEG_LINE)
+        return violation(in, i, "%u protocol-2 messages waiting, more than its buffer holds", pending);
+    if (pending) {
+        /* A header line past medbuf - 64 does not fit: a sender starts a new round instead. */
+        if (st->p2_cursor > sci.cfg.medbuf - DECK_SEG_LINE)
+            return violation(in, i, "%u protocol-2 messages waiting past the end of its buffer", pending);
         const sci_p2_header_t *h = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
-        if (h->seq == st->seq) return take_p2(in, i, h, msg);
+        int32_t ahead = (int32_t)(h->seq - st->seq);
+        if (ahead == 0) return take_p2(in, i, h, msg);
+        if (ahead < 0 || ahead > most_ahead())
+            return violation(in, i, "protocol-2 message number %u when number %u comes next", h->seq, st->seq);
     }
     const sci_p3_request_t *req = sci_mbox_request(seg, i);
-    if (__atomic_load_n(sci_mbox_signal(seg, i), __ATOMIC_ACQUIRE) == st->p3_next && req->seq == st->seq)
+    if (__atomic_load_n(sci_mbox_signal(seg, i), __ATOMIC_ACQUIRE) == st->p3_next && req->seq == st->seq) {
+        if (req->size > deck_entry_limit_of(entry))
+            return violation(in, i, "a protocol-3 message of %llu bytes, above the mailbox's limit of %lu",
+                             (unsigned long long)req->size, deck_entry_limit_of(entry));
         return take_p3(in, i, req->size, msg);
-    return p1 ? take_p1(in, i, pkt, flag, msg) : 0;
+    }
+    if (p1) return take_p1(in, i, pkt, flag, msg);
+    /* A packet of a later message is there, so everything before it is too (the sender's stores
+     * are ordered): the message taken next is missing. */
+    if (p1_there) return violation(in, i, "message number %u (low byte) came when number %u is next", pkt[62], st->seq);
+    return 0;
 }
 
 /* The first node in [from, to) whose bit is set; -1 when none. */
@@ -295,7 +378,7 @@ static int next_bit(const uint64_t *set, int from, int to)
 
 /* One look at every sender that bound to this mailbox, and at the local queue (posts to this
  * process; with auto, tcp peers' too), round robin from the node after the one served last. */
-static int scan(sci_in_t *in, void *entry, deck_msg_t *msg)
+static int scan(sci_in_t *in, void *entry, deck_msg_t *msg, const sci_admits_t *admits)
 {
     uint64_t set[(SCI_MAX_NODES + 63) / 64];
     const uint64_t *bits = sci_mbox_senders(in->seg.addr);
@@ -304,12 +387,29 @@ static int scan(sci_in_t *in, void *entry, deck_msg_t *msg)
     for (int pass = 0; pass < 2; pass++) {
         int lo = pass ? 0 : in->next_node, hi = pass ? in->next_node : sci.n;
         for (int i = next_bit(set, lo, hi); i >= 0; i = next_bit(set, i + 1, hi)) {
-            int r = take_from(in, entry, i, msg);
+            int r = take_from(in, entry, i, msg, admits);
             if (r == 1) in->next_node = (i + 1) % sci.n;
             if (r) return r;
         }
     }
     return 0;
+}
+
+/* What the mailbox admits, from deck_mbox_watch: -1 anyone, DECK_NOBODY no process through
+ * shared memory, else its peer (a DECK id): in a dynamic run, through sci as one node and
+ * process (sci.sender_of) or not at all; in a static run, the node of that id. */
+static sci_admits_t admits_of(void *entry)
+{
+    int watched = deck_entry_watched(entry), node;
+    uint64_t nonce;
+    sci_admits_t a = { .any = watched == -1, .node = -1 };
+    if (watched < 0) return a;
+    if (sci.sender_of) {
+        if (sci.sender_of(watched, &node, &nonce)) { a.node = node; a.nonce = nonce; }
+    } else if (watched < sci.n) {
+        a.node = watched;
+    }
+    return a;
 }
 
 int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
@@ -325,18 +425,23 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     sci_wait_start(&w, sci_mbox_bell(in->seg.addr), timeout_ms);
     w.deck_ids = 1;                                /* deck_mbox_watch names a DECK id */
     pthread_mutex_lock(&in->lock);
+    sci_admits_t admits = admits_of(entry);
     int rc;
     for (;;) {
         if (__atomic_load_n(&in->closed, __ATOMIC_SEQ_CST)) {
             rc = deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox destroyed while waiting");
             break;
         }
-        if ((rc = scan(in, entry, msg))) break;
+        if (in->violated[0]) {
+            rc = deck_fail_text(DECK_EPROTO, in->violated);
+            break;
+        }
+        if ((rc = scan(in, entry, msg, &admits))) break;
         int watch = deck_entry_watched(entry);
         pthread_mutex_unlock(&in->lock);
         rc = sci_wait_next(&w, watch);
         pthread_mutex_lock(&in->lock);
-        if (rc == DECK_EPEER && !(rc = scan(in, entry, msg))) {      /* what it sent before dying counts */
+        if (rc == DECK_EPEER && !(rc = scan(in, entry, msg, &admits))) {  /* what it sent before dying counts */
             rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d has gone away", watch);
             break;
         }
@@ -351,4 +456,16 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     if (--in->users == 0 && in->closed) pthread_cond_broadcast(&sci.idle);
     pthread_mutex_unlock(&sci.lock);
     return rc == 1 ? DECK_OK : rc;
+}
+
+/* The segment of mailbox `index` of this process, or NULL when there is none: only for the fuzz
+ * target fuzz/fuzz_sci_mailbox.c (and tests), which play a sender by writing into it. */
+void *sci_mbox_segment_of(int index)
+{
+    int slot = index & 0xffff;
+    pthread_mutex_lock(&sci.lock);
+    sci_in_t *in = slot < SCI_MAX_MBOX ? sci.in[slot] : NULL;
+    void *addr = in && in->index == index ? in->seg.addr : NULL;
+    pthread_mutex_unlock(&sci.lock);
+    return addr;
 }

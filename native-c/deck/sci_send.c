@@ -70,10 +70,26 @@ static int receiver_lost(sci_out_t *o, int node)
     return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
 }
 
-/* The receiver marks our flow line when the mailbox we are bound to is destroyed. */
-static int destroyed(const sci_out_t *o, int node)
+static int corrupt_flow(const sci_out_t *o, int node, const char *what)
 {
-    return __atomic_load_n(&sci_flow_at(sci.self, node, o->index & 0xffff)->gone, __ATOMIC_ACQUIRE) != 0;
+    return deck_fail(DECK_EPROTO, "deck_mbox_post: shared segment %s, flow line of node %d's mailbox %d: a value node "
+                     "%d cannot have written while this post waited for %s", sci.ctl.name, node, o->index, node, what);
+}
+
+/* The receiver marks our flow line with the mailbox's index when the mailbox we are bound to
+ * is destroyed (gone), or has closed itself to us over an impossible value (gone and refused).
+ * DECK_OK while it is open; any other mark is not the receiver's doing. */
+static int closed_by_receiver(sci_out_t *o, int node)
+{
+    sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
+    uint32_t gone_mark = __atomic_load_n(&f->gone, __ATOMIC_ACQUIRE), refused = __atomic_load_n(&f->refused, __ATOMIC_RELAXED);
+    if (gone_mark == 0 && refused == 0) return DECK_OK;
+    if (gone_mark == (uint32_t)o->index && refused == 0) return gone(node, o->index);
+    o->broken = 1;
+    if (gone_mark == (uint32_t)o->index && refused == gone_mark)
+        return deck_fail(DECK_EPROTO, "deck_mbox_post: mailbox %d of node %d closed itself to this process: it found a "
+                         "value this process cannot have written in its shared segment %s", o->index, node, o->seg.name);
+    return corrupt_flow(o, node, "the receiver to stay open");
 }
 
 /* Takes this process's area in a mailbox it binds to: it may hold what a dead process of the
@@ -98,7 +114,7 @@ static int bind(sci_out_t *o, int node, int index)
     /* A node number taken over by another process (dynamic runs, sci_peer_renew) is a new
      * receiver, whatever the index says. */
     if (o->index == index && o->owner == __atomic_load_n(&sci.peer_nonce[node], __ATOMIC_ACQUIRE)) {
-        if (destroyed(o, node)) return gone(node, index);
+        if ((rc = closed_by_receiver(o, node))) return rc;
         return o->broken ? deck_fail(DECK_EIO, "deck_mbox_post: the stream to mailbox %d of node %d broke earlier",
                                      index, node) : DECK_OK;
     }
@@ -113,9 +129,12 @@ static int bind(sci_out_t *o, int node, int index)
      * a destroy from now on marks the gone word (seq_cst, see sci_mbox_destroyed's notice). */
     sci_flow_t *f = sci_flow_at(sci.self, node, slot);
     memset(f, 0, offsetof(sci_flow_t, gone));
+    __atomic_store_n(&f->refused, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&f->gone, 0, __ATOMIC_SEQ_CST);
     if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
-    rc = deck_seg_attach(&o->seg, node, e.seg_id, sci.cfg.connect_ms);
+    char token[DECK_SEG_TOKEN_MAX];
+    if (!(rc = sci_peer_token(node, token, sizeof token)))
+        rc = deck_seg_attach(&o->seg, token, node, e.seg_id, sci.cfg.connect_ms);
     if (!rc && o->seg.size < deck_seg_roundup(sci_mbox_seg_size())) {
         deck_seg_disconnect(&o->seg);
         rc = deck_fail(DECK_ECONFIG, "deck_mbox_post: mailbox '%s' of node %d is smaller than this process expects: "
@@ -131,17 +150,26 @@ static int bind(sci_out_t *o, int node, int index)
     return DECK_OK;
 }
 
-/* What a blocked sender waits for, read from its own control segment. */
+/* What a blocked sender waits for, read from its own control segment, where the receiver
+ * writes: 1 ready, 0 not yet, -1 a value the receiver cannot have written (the flow line is
+ * corrupt; the post fails naming it rather than wait for ever). */
 typedef int (*ready_fn)(const sci_out_t *o, sci_flow_t *f);
 
 static int p1_room(const sci_out_t *o, sci_flow_t *f)
 {
-    return o->p1_sent - __atomic_load_n(&f->p1_read, __ATOMIC_ACQUIRE) < SCI_P1_SLOTS;
+    uint32_t unread = o->p1_sent - __atomic_load_n(&f->p1_read, __ATOMIC_ACQUIRE);
+    return unread > SCI_P1_SLOTS ? -1 : unread < SCI_P1_SLOTS;
 }
 
+/* The receiver reports its cursor in this round, or still the end of the last one when it has
+ * taken nothing of this round yet. */
 static int p2_caught_up(const sci_out_t *o, sci_flow_t *f)
 {
-    return __atomic_load_n(&f->p2_pos, __ATOMIC_ACQUIRE) == (o->p2_cursor | (uint64_t)o->p2_round << 32);
+    uint64_t pos = __atomic_load_n(&f->p2_pos, __ATOMIC_ACQUIRE);
+    uint32_t round = (uint32_t)(pos >> 32), cursor = (uint32_t)pos;
+    if (round == ((o->p2_round - 1) & 0xff) && cursor <= sci.cfg.medbuf) return 0;
+    if (round != o->p2_round || cursor > o->p2_cursor) return -1;
+    return cursor == o->p2_cursor;
 }
 
 static int p3_window(const sci_out_t *o, sci_flow_t *f)
@@ -152,12 +180,15 @@ static int p3_window(const sci_out_t *o, sci_flow_t *f)
 static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
 {
     sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
-    if (ready(o, f)) return DECK_OK;
+    int state = ready(o, f);
+    if (state > 0) return DECK_OK;
+    if (state < 0) { o->broken = 1; return corrupt_flow(o, node, what); }
     sci_waiter_t w;
     sci_wait_start(&w, sci_ctl_bell(sci.self), -1);
     int rc = DECK_OK;
-    while (!ready(o, f)) {
-        if (destroyed(o, node)) { rc = gone(node, o->index); break; }
+    while ((state = ready(o, f)) <= 0) {
+        if (state < 0) { o->broken = 1; rc = corrupt_flow(o, node, what); break; }
+        if ((rc = closed_by_receiver(o, node))) break;
         if ((rc = sci_wait_next(&w, node))) {
             rc = deck_fail(DECK_EPEER, "deck_mbox_post: node %d went away while this post waited for %s", node, what);
             break;
@@ -232,8 +263,9 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
         if ((rc = wait_flow(o, node, p3_window, "the receiver's buffer address"))) break;
         uint64_t off = __atomic_load_n(&f->p3_off, __ATOMIC_RELAXED), wl = __atomic_load_n(&f->p3_len, __ATOMIC_RELAXED);
         if (wl == 0 || wl > len - done || off > mseg.size || wl > mseg.size - off) {
-            rc = deck_fail(DECK_EIO, "deck_mbox_post: node %d named a bad buffer window (%llu+%llu)", node,
-                           (unsigned long long)off, (unsigned long long)wl);
+            rc = deck_fail(DECK_EPROTO, "deck_mbox_post: shared segment %s, flow line of node %d: a buffer window "
+                           "%llu+%llu that is not in its message segment of %zu bytes", sci.ctl.name, node,
+                           (unsigned long long)off, (unsigned long long)wl, mseg.size);
             break;
         }
         memcpy((char *)mseg.addr + off, (const char *)buf + done, wl);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include "sci.h"
 
 sci_state_t sci;
@@ -71,6 +72,7 @@ void sci_release_all(void)
     free(sci.dead);
     deck_seg_remove(&sci.mseg);
     deck_seg_remove(&sci.ctl);
+    deck_seg_remove(&sci.claim);             /* last: the node number is free once all is gone */
     deck_seg_close();
     if (sci.n) {
         pthread_cond_destroy(&sci.idle);
@@ -115,17 +117,28 @@ int sci_publish_ctl(int deck_id)
     sci_ident_t *id = sci_ctl_ident(sci.self);
     id->nonce = sci.nonce;
     id->deck_id = deck_id;
+    snprintf(id->token, sizeof id->token, "%s", sci.token);
     return deck_seg_set_available(&sci.ctl);
+}
+
+int sci_peer_token(int node, char *token, size_t len)
+{
+    char copy[DECK_SEG_TOKEN_MAX];
+    memcpy(copy, sci_ctl_ident(node)->token, sizeof copy);
+    copy[sizeof copy - 1] = '\0';
+    if (!deck_seg_token_valid(copy) || strlen(copy) >= len)
+        return deck_fail(DECK_EPROTO, "deck: the control segment of node %d holds no valid segment token", node);
+    strcpy(token, copy);
+    return DECK_OK;
 }
 
 static int sci_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
 {
     memset(&sci, 0, sizeof sci);
-    char key[32];
     int rc;
     if (nnodes > SCI_MAX_NODES)
         return deck_fail(DECK_ECONFIG, "deck_init: the sci transport runs at most %d processes, not %d", SCI_MAX_NODES, nnodes);
-    if ((rc = deck_seg_run_key(deck_core_nodes_file(), key, sizeof key)) || (rc = deck_seg_open(self, key))) return rc;
+    if ((rc = deck_seg_run_token(sci.token, sizeof sci.token)) || (rc = deck_seg_open(self, sci.token))) return rc;
     rc = sci_start_tables(self, nnodes);
     /* The control segment last: once peers can map it, everything it leads to exists. */
     if (!rc && !(rc = deck_seg_create(&sci.ctl, SCI_SEG_CTL, sci_ctl_size())) &&
@@ -144,13 +157,30 @@ int sci_ctl_attach(int node, int timeout_ms)
     if (__atomic_load_n(&sci.ctl_ready[node], __ATOMIC_ACQUIRE)) return DECK_OK;
     if (sci_node_known_dead(node)) return deck_fail(DECK_EPEER, "deck: node %d has gone away", node);
     deck_seg_t s;
-    int rc = deck_seg_attach(&s, node, SCI_SEG_CTL, timeout_ms);
+    char token[DECK_SEG_TOKEN_MAX];
+    int rc = DECK_OK;
+    if (!sci.dynamic) strcpy(token, sci.token);   /* the run's: every node names its segments alike */
+    else if ((rc = deck_seg_claim_token(node, token, sizeof token)) == DECK_ENOTFOUND && timeout_ms > 0) {
+        struct timespec deadline;                 /* not claimed yet: it is still starting */
+        deck_deadline(&deadline, timeout_ms);
+        while ((rc = deck_seg_claim_token(node, token, sizeof token)) == DECK_ENOTFOUND && !deck_deadline_passed(&deadline)) {
+            struct timespec pause = { 0, 2 * 1000000L };
+            nanosleep(&pause, NULL);
+        }
+    }
+    if (!rc) rc = deck_seg_attach(&s, token, node, SCI_SEG_CTL, timeout_ms);
     if (rc == DECK_EPEER) mark_dead(node);
     if (rc) return rc;
     if (s.size != deck_seg_roundup(sci_ctl_size())) {
         deck_seg_disconnect(&s);
         return deck_fail(DECK_ECONFIG, "deck: the control segment of node %d has %zu bytes, not %zu: it runs with "
                          "another number of nodes", node, s.size, deck_seg_roundup(sci_ctl_size()));
+    }
+    if (strncmp(((sci_ident_t *)((char *)s.addr + DECK_SEG_LINE))->token, token, DECK_SEG_TOKEN_MAX) != 0) {
+        char name[DECK_SEG_NAME_MAX];
+        snprintf(name, sizeof name, "%s", s.name);
+        deck_seg_disconnect(&s);
+        return deck_fail(DECK_EPROTO, "deck: shared segment %s does not carry the token it is named with", name);
     }
     /* Mapped outside the lock (the wait may be long); the first thread to finish installs it. */
     pthread_mutex_lock(&sci.lock);
@@ -231,7 +261,9 @@ int sci_mseg_attach(int node, deck_seg_t *seg)
     if (node == sci.self) { *seg = sci.mseg; return DECK_OK; }
     int rc = DECK_OK;
     pthread_mutex_lock(&sci.lock);
-    if (!sci.peer_mseg[node].base) rc = deck_seg_attach(&sci.peer_mseg[node], node, SCI_SEG_MSEG, sci.cfg.connect_ms);
+    char token[DECK_SEG_TOKEN_MAX];
+    if (!sci.peer_mseg[node].base && !(rc = sci_peer_token(node, token, sizeof token)))
+        rc = deck_seg_attach(&sci.peer_mseg[node], token, node, SCI_SEG_MSEG, sci.cfg.connect_ms);
     *seg = sci.peer_mseg[node];     /* a copy: sci_peer_renew may replace the slot meanwhile */
     pthread_mutex_unlock(&sci.lock);
     return rc;
@@ -256,10 +288,13 @@ int sci_name_read(int owner, int slot, sci_name_t *out)
     }
 }
 
-/* One look: a peer that has not started yet owns nothing; clone asks again until its timeout. */
+/* One look: a peer that has not started yet owns nothing; clone asks again until its timeout.
+ * A control segment refused (DECK_EPROTO: not this user's, or not the token's) is said so. */
 static int sci_lookup(int node, const char *name, int *index)
 {
-    if (sci_ctl_attach(node, 0)) return DECK_ENOTFOUND;
+    int rc = sci_ctl_attach(node, 0);
+    if (rc == DECK_EPROTO) return rc;
+    if (rc) return DECK_ENOTFOUND;
     sci_name_t e;
     for (int slot = 0; slot < SCI_MAX_MBOX; slot++)
         if (sci_name_read(node, slot, &e) && strcmp(e.name, name) == 0) { *index = e.index; return DECK_OK; }

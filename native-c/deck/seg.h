@@ -3,7 +3,8 @@
  * replace the POSIX shared-memory one (seg_shm.c) without touching the protocols (sci_*.c):
  *
  *   owner side:  create (node-unique id) -> prepare -> map_local -> set_available ... remove
- *   user side:   connect (node, id; waits bounded until available) -> map_remote ... disconnect
+ *   user side:   connect (owner's token, node, id; waits bounded until available) -> map_remote
+ *                ... disconnect
  *   both:        flush() drains earlier stores (SCI's write-buffer flush; a full fence here)
  *
  * Every mapping is 64-byte aligned; the user area of a segment starts at `addr`. Each segment
@@ -11,6 +12,13 @@
  * segments of a process that died without deck_done, and a peer can tell that its owner is gone.
  * A process that exits without deck_done (a JVM with sockets still open) unlinks its own at
  * exit; only a killed one leaves them for the next reclaim.
+ *
+ * Who may map them (shared/spec/security.md): segments live in a directory of this user's,
+ * mode 0700 (/dev/shm/deck-<uid>), so another user can neither open one nor plant one under a
+ * name a process will use; each is mode 0600, and one found with another owner or mode is
+ * refused, naming it. A segment's name starts with its owner's token, which no bootstrap
+ * discloses: a static run's is derived from the run secret, a dynamic process's is random and
+ * is found, by processes of this user only, in the process's claim file (deck_seg_claim).
  *
  * Doorbells replace SCI's interrupts: a 32-bit word in the waiter's own segment that the writer
  * bumps (ring); the waiter blocks on it (futex) only after its bounded polling found nothing.
@@ -22,7 +30,8 @@
 #include <stdint.h>
 
 #define DECK_SEG_LINE 64          /* SCI's transaction size: the unit of every layout */
-#define DECK_SEG_NAME_MAX 96
+#define DECK_SEG_NAME_MAX 128
+#define DECK_SEG_TOKEN_MAX 32      /* letters and digits, NUL included */
 
 static inline size_t deck_seg_roundup(size_t n) { return (n + DECK_SEG_LINE - 1) & ~(size_t)(DECK_SEG_LINE - 1); }
 
@@ -43,35 +52,46 @@ typedef struct deck_bell {
     uint8_t  pad[DECK_SEG_LINE - 8];
 } deck_bell_t;
 
-/* SCIInitialize + SCIOpen: this process is `self` of the run named by run_key (letters and
- * digits). Reclaims left-overs of dead processes first. */
-int  deck_seg_open(int self, const char *run_key);
+/* SCIInitialize + SCIOpen: this process is `self`, its segments named with `token` (letters and
+ * digits, < DECK_SEG_TOKEN_MAX). Checks (or makes) this user's private directory and reclaims
+ * left-overs of dead processes first. */
+int  deck_seg_open(int self, const char *token);
 void deck_seg_close(void);
-/* The run key of a static run: DECK_RUN_KEY when set, else derived from the nodes file's
- * device, inode and modification time, which all processes of one run share. */
-int  deck_seg_run_key(const char *nodes_file, char *key, size_t len);
+/* The token of a static run's segments: DECK_RUN_KEY when set (a test's handle on the names),
+ * else derived from the run secret, which all processes of the run share and nobody else has. */
+int  deck_seg_run_token(char *token, size_t len);
+/* A fresh random token, for a dynamic process. */
+int  deck_seg_random_token(char *token, size_t len);
+/* 1 when `token` is one deck_seg_* may put in a name: 1..DECK_SEG_TOKEN_MAX-1 letters or digits. */
+int  deck_seg_token_valid(const char *token);
 
 int  deck_seg_create(deck_seg_t *s, int id, size_t size);
 /* DECK_OK when the backing store has room for `size` more bytes and some headroom. */
 int  deck_seg_room(size_t size);
-/* Dynamic processes (POSIX backend: one host): creates segment `id` under the first node
- * number 0..nodes-1 that has none yet (create is exclusive, so two live processes never get
- * the same number; a dead one's number is free again once deck_seg_reclaim removed its
- * segments) and makes that number this process's node (*node) for later creates. */
-int  deck_seg_claim(deck_seg_t *s, int nodes, int id, size_t size, int *node);
+/* Dynamic processes (POSIX backend: one host): takes the first node number 0..nodes-1 that has
+ * no claim file yet (created exclusively, so two live processes never get the same number; a
+ * dead one's number is free again once deck_seg_reclaim removed its claim), writes this
+ * process's token into the claim and makes that number this process's node (*node). `claim` is
+ * the claim file's segment, removed with the others. */
+int  deck_seg_claim(deck_seg_t *claim, int nodes, int *node);
+/* Dynamic processes: the token in node's claim file (a live owner's): DECK_OK; DECK_ENOTFOUND
+ * when the node number is not claimed; DECK_EPEER when its owner has died; DECK_EPROTO when the
+ * claim holds no valid token. */
+int  deck_seg_claim_token(int node, char *token, size_t len);
 int  deck_seg_prepare(deck_seg_t *s);
 int  deck_seg_map_local(deck_seg_t *s);
 int  deck_seg_set_available(deck_seg_t *s);
 /* create + prepare + map_local + set_available: the segment is ready for peers. */
 int  deck_seg_export(deck_seg_t *s, int id, size_t size);
 
-/* Waits up to timeout_ms (0: one look) for segment `id` of `node` to be available with a live
- * owner: DECK_ENOTFOUND when it did not become so, DECK_EPEER at once when it is there but its
- * owner has died. */
-int  deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms);
+/* Waits up to timeout_ms (0: one look) for segment `id` of `node`, whose owner's token is
+ * `token`, to be available with a live owner: DECK_ENOTFOUND when it did not become so,
+ * DECK_EPEER at once when it is there but its owner has died, DECK_EPROTO for one that is not
+ * this user's private segment. */
+int  deck_seg_connect(deck_seg_t *s, const char *token, int node, int id, int timeout_ms);
 int  deck_seg_map_remote(deck_seg_t *s);
 /* connect + map_remote. */
-int  deck_seg_attach(deck_seg_t *s, int node, int id, int timeout_ms);
+int  deck_seg_attach(deck_seg_t *s, const char *token, int node, int id, int timeout_ms);
 
 void deck_seg_flush(void);
 /* 1 while the process that created the (mapped) segment lives. */

@@ -1,6 +1,8 @@
 /*
- * The POSIX shared-memory backend of the segment layer (seg.h): one host, segments are
- * /dev/shm objects named "/deck-<uid>-<run key>-<node>-<id>", mode 0600, mmap'ed.
+ * The POSIX shared-memory backend of the segment layer (seg.h): one host, segments are files of
+ * the tmpfs /dev/shm, in this user's directory /dev/shm/deck-<uid> (mode 0700), named
+ * "<owner's token>-<node>-<id>", mode 0600, mmap'ed; a dynamic process's claim of its node
+ * number is "dyn-<node>" there, a small segment holding its token.
  *
  * The first 64 bytes of every object are its owner record {magic, available, pid, start time,
  * size}; the user area follows, so it is 64-byte aligned like the mapping. A segment whose
@@ -22,10 +24,15 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "auth.h"
 #include "internal.h"
 #include "seg.h"
 
 #define SEG_MAGIC 0x4445434b53454731ull      /* "DECKSEG1" */
+#define SEG_ROOT "/dev/shm"
+#define CLAIM_ID (-1)                        /* a dynamic node's claim file, "dyn-<node>" */
+#define TOKEN_LABEL "DECK sci segment names"
+#define TOKEN_HEX 24                         /* characters of a token made here */
 #define SEG_RETRY_MS 2
 #define SEG_UNFINISHED_GRACE_S 60            /* a record never completed: creator died in create */
 /* Room left in /dev/shm beyond the message segment, for mailbox segments: a write to a page
@@ -45,7 +52,8 @@ _Static_assert(sizeof(seg_owner_t) == DECK_SEG_LINE, "the owner record is one li
 
 static struct {
     int      self;
-    char     key[32];
+    char     token[DECK_SEG_TOKEN_MAX];
+    char     dir[64];                        /* SEG_ROOT/deck-<uid> */
     pid_t    pid;
     uint64_t start;
 } me;
@@ -82,40 +90,81 @@ static int owner_alive(const seg_owner_t *o)
     return start == o->start && state != 'Z' && state != 'X';
 }
 
-int deck_seg_run_key(const char *nodes_file, char *key, size_t len)
+int deck_seg_token_valid(const char *token)
+{
+    size_t n = strlen(token);
+    if (n == 0 || n >= DECK_SEG_TOKEN_MAX) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((token[i] >= '0' && token[i] <= '9') || (token[i] >= 'a' && token[i] <= 'z') ||
+              (token[i] >= 'A' && token[i] <= 'Z')))
+            return 0;
+    return 1;
+}
+
+static void hex(const uint8_t *bytes, char *out, size_t chars)
+{
+    for (size_t i = 0; i < chars; i++) out[i] = "0123456789abcdef"[bytes[i / 2] >> (i % 2 ? 0 : 4) & 0xf];
+    out[chars] = '\0';
+}
+
+int deck_seg_run_token(char *token, size_t len)
 {
     const char *env = getenv("DECK_RUN_KEY");
     if (env && *env) {
-        size_t n = strlen(env);
-        for (size_t i = 0; i < n; i++)
-            if (!((env[i] >= '0' && env[i] <= '9') || (env[i] >= 'a' && env[i] <= 'z') || (env[i] >= 'A' && env[i] <= 'Z')))
-                n = 0;
-        if (n == 0 || n >= len || n > 24)
+        if (!deck_seg_token_valid(env) || strlen(env) > 24 || strlen(env) >= len)
             return deck_fail(DECK_ECONFIG, "deck_init: DECK_RUN_KEY='%s' must be 1..24 letters or digits", env);
-        memcpy(key, env, n + 1);
+        strcpy(token, env);
         return DECK_OK;
     }
+    const uint8_t *key = deck_auth_run_key();
+    if (!key) return deck_fail(DECK_ESTATE, "deck_init: the run secret was not loaded");
+    uint8_t mac[DECK_MAC_BYTES];
+    deck_auth_mac(key, TOKEN_LABEL, mac, 0);
+    if (len <= TOKEN_HEX) return deck_fail(DECK_EINVAL, "deck_seg_run_token: buffer too small");
+    hex(mac, token, TOKEN_HEX);
+    return DECK_OK;
+}
+
+int deck_seg_random_token(char *token, size_t len)
+{
+    uint8_t bytes[TOKEN_HEX / 2];
+    int rc = deck_auth_random(bytes, sizeof bytes);
+    if (rc) return rc;
+    if (len <= TOKEN_HEX) return deck_fail(DECK_EINVAL, "deck_seg_random_token: buffer too small");
+    hex(bytes, token, TOKEN_HEX);
+    return DECK_OK;
+}
+
+/* This user's directory of segments: made 0700 if it is not there; refused, naming it, when it
+ * is not a directory of this user's that nobody else may enter (another user made it first). */
+static int private_dir(void)
+{
+    snprintf(me.dir, sizeof me.dir, "%s/deck-%u", SEG_ROOT, (unsigned)getuid());
+    if (mkdir(me.dir, 0700) != 0 && errno != EEXIST)
+        return deck_fail_errno(DECK_EIO, errno, "deck: cannot make the segment directory %s", me.dir);
     struct stat st;
-    if (stat(nodes_file, &st) != 0)
-        return deck_fail_errno(DECK_ECONFIG, errno, "deck_init: cannot stat nodes file '%s' for the sci run key", nodes_file);
-    uint64_t parts[4] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_mtim.tv_sec,
-                          (uint64_t)st.st_mtim.tv_nsec }, h = 1469598103934665603ull;   /* FNV-1a */
-    const unsigned char *b = (const unsigned char *)parts;
-    for (size_t i = 0; i < sizeof parts; i++) { h ^= b[i]; h *= 1099511628211ull; }
-    snprintf(key, len, "%012llx", (unsigned long long)(h & 0xffffffffffffull));
+    if (lstat(me.dir, &st) != 0) return deck_fail_errno(DECK_EIO, errno, "deck: %s", me.dir);
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+        return deck_fail(DECK_EPROTO, "deck: %s is not this user's private segment directory (%s, owner uid %u, mode "
+                         "%03o): shared memory is not used until it is removed", me.dir,
+                         S_ISDIR(st.st_mode) ? "a directory" : "not a directory", (unsigned)st.st_uid,
+                         (unsigned)(st.st_mode & 0777));
     return DECK_OK;
 }
 
 /* At exit, when deck_done did not run (below, beside deck_seg_reclaim). */
 static void unlink_own_at_exit(void);
 
-int deck_seg_open(int self, const char *run_key)
+int deck_seg_open(int self, const char *token)
 {
     static int at_exit_registered;
     if (!at_exit_registered && atexit(unlink_own_at_exit) == 0) at_exit_registered = 1;
+    if (!deck_seg_token_valid(token)) return deck_fail(DECK_EINVAL, "deck: '%s' is not a segment token", token);
+    int rc = private_dir();
+    if (rc) return rc;
     char state;
     me.self = self;
-    snprintf(me.key, sizeof me.key, "%s", run_key);
+    snprintf(me.token, sizeof me.token, "%s", token);
     me.pid = getpid();
     if (!proc_info(me.pid, &me.start, &state))
         return deck_fail(DECK_EIO, "deck_init: cannot read /proc/%d/stat for the segment owner record", (int)me.pid);
@@ -125,25 +174,31 @@ int deck_seg_open(int self, const char *run_key)
 
 void deck_seg_close(void) { memset(&me, 0, sizeof me); }
 
-static void seg_name(deck_seg_t *s, int node, int id)
+static void seg_name(deck_seg_t *s, const char *token, int node, int id)
 {
     s->node = node;
     s->id = id;
-    snprintf(s->name, sizeof s->name, "/deck-%u-%s-%d-%d", (unsigned)getuid(), me.key, node, id);
+    if (id == CLAIM_ID) snprintf(s->name, sizeof s->name, "%s/dyn-%d", me.dir, node);
+    else snprintf(s->name, sizeof s->name, "%s/%s-%d-%d", me.dir, token, node, id);
 }
 
-int deck_seg_create(deck_seg_t *s, int id, size_t size)
+static int create_named(deck_seg_t *s, size_t size)
 {
-    memset(s, 0, sizeof *s);
-    seg_name(s, me.self, id);
     s->size = deck_seg_roundup(size);
-    s->fd = shm_open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    s->fd = open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (s->fd < 0)
         return deck_fail_errno(errno == EEXIST ? DECK_EEXIST : DECK_EIO, errno,
                                "deck_init: cannot create shared segment %s (another run with the same key?)", s->name);
     fchmod(s->fd, 0600);                    /* the umask must not widen or narrow it */
     s->created = 1;
     return DECK_OK;
+}
+
+int deck_seg_create(deck_seg_t *s, int id, size_t size)
+{
+    memset(s, 0, sizeof *s);
+    seg_name(s, me.token, me.self, id);
+    return create_named(s, size);
 }
 
 int deck_seg_room(size_t size)
@@ -157,17 +212,32 @@ int deck_seg_room(size_t size)
                      "%d MiB)", have >> 20, need >> 20, SEG_HEADROOM >> 20);
 }
 
-int deck_seg_claim(deck_seg_t *s, int nodes, int id, size_t size, int *node)
+/* What a claim file's user area holds: the claiming process's token. */
+typedef struct seg_claim {
+    char    token[DECK_SEG_TOKEN_MAX];
+    uint8_t pad[DECK_SEG_LINE - DECK_SEG_TOKEN_MAX];
+} seg_claim_t;
+
+_Static_assert(sizeof(seg_claim_t) == DECK_SEG_LINE, "a claim is one line");
+
+int deck_seg_claim(deck_seg_t *claim, int nodes, int *node)
 {
     for (int n = 0; n < nodes; n++) {
+        memset(claim, 0, sizeof *claim);
+        seg_name(claim, NULL, n, CLAIM_ID);
+        int rc = create_named(claim, sizeof(seg_claim_t));
+        if (rc == DECK_EEXIST) continue;
+        if (rc) return rc;
         me.self = n;
-        int rc = deck_seg_create(s, id, size);
-        if (rc != DECK_EEXIST) {
-            *node = n;
+        if ((rc = deck_seg_prepare(claim)) || (rc = deck_seg_map_local(claim))) {
+            deck_seg_remove(claim);
             return rc;
         }
+        snprintf(((seg_claim_t *)claim->addr)->token, DECK_SEG_TOKEN_MAX, "%s", me.token);
+        *node = n;
+        return deck_seg_set_available(claim);
     }
-    return deck_fail(DECK_ENOTFOUND, "deck: all %d node numbers of run '%s' are taken on this host", nodes, me.key);
+    return deck_fail(DECK_ENOTFOUND, "deck: all %d node numbers are taken on this host", nodes);
 }
 
 int deck_seg_prepare(deck_seg_t *s)
@@ -207,23 +277,28 @@ int deck_seg_export(deck_seg_t *s, int id, size_t size)
     if (rc) return rc;
     if ((rc = deck_seg_prepare(s)) || (rc = deck_seg_map_local(s))) {
         if (s->fd >= 0) close(s->fd);
-        shm_unlink(s->name);
+        unlink(s->name);
         return rc;
     }
     return deck_seg_set_available(s);
 }
 
 /* One try: 1 with s->fd open on an available segment of a live owner; -1 when the segment is
- * there but its owner has died (a left-over, or a peer that died after setting it up); 0 when
- * it is not (yet) there or not finished. */
+ * there but its owner has died (a left-over, or a peer that died after setting it up); -2 when
+ * it is not a file of this user's that only this user may use; 0 when it is not (yet) there or
+ * not finished. */
 static int try_open(deck_seg_t *s)
 {
-    int fd = shm_open(s->name, O_RDWR | O_CLOEXEC, 0);
+    int fd = open(s->name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return 0;
     seg_owner_t o;
     struct stat st;
     int got = 0;
-    if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && fstat(fd, &st) == 0 && o.magic == SEG_MAGIC) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+        close(fd);
+        return -2;                           /* not a segment of this user's: never mapped */
+    }
+    if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC) {
         if (!owner_alive(&o)) got = -1;
         else if (o.available && (uint64_t)st.st_size >= sizeof o + o.size) got = 1;
     }
@@ -236,11 +311,13 @@ static int try_open(deck_seg_t *s)
     return got;
 }
 
-int deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms)
+int deck_seg_connect(deck_seg_t *s, const char *token, int node, int id, int timeout_ms)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
-    seg_name(s, node, id);
+    if (id != CLAIM_ID && !deck_seg_token_valid(token))
+        return deck_fail(DECK_EPROTO, "deck: node %d's segments are named with an invalid token", node);
+    seg_name(s, token, node, id);
     struct timespec deadline;
     deck_deadline(&deadline, timeout_ms);
     int got;
@@ -251,15 +328,33 @@ int deck_seg_connect(deck_seg_t *s, int node, int id, int timeout_ms)
         struct timespec pause = { 0, SEG_RETRY_MS * 1000000L };   /* the owner is still starting */
         nanosleep(&pause, NULL);
     }
+    if (got == -2)
+        return deck_fail(DECK_EPROTO, "deck: shared segment %s is not this user's private segment (owner or mode): "
+                         "refused", s->name);
     if (got < 0) return deck_fail(DECK_EPEER, "deck: shared segment %s: its owner, node %d, has died", s->name, node);
+    return DECK_OK;
+}
+
+int deck_seg_claim_token(int node, char *token, size_t len)
+{
+    deck_seg_t claim;
+    int rc = deck_seg_attach(&claim, NULL, node, CLAIM_ID, 0);
+    if (rc) return rc;
+    seg_claim_t copy;
+    memcpy(&copy, claim.addr, sizeof copy);
+    deck_seg_disconnect(&claim);
+    copy.token[DECK_SEG_TOKEN_MAX - 1] = '\0';
+    if (!deck_seg_token_valid(copy.token) || strlen(copy.token) >= len)
+        return deck_fail(DECK_EPROTO, "deck: the claim of node %d (%s/dyn-%d) holds no valid token", node, me.dir, node);
+    strcpy(token, copy.token);
     return DECK_OK;
 }
 
 int deck_seg_map_remote(deck_seg_t *s) { return map_fd(s); }
 
-int deck_seg_attach(deck_seg_t *s, int node, int id, int timeout_ms)
+int deck_seg_attach(deck_seg_t *s, const char *token, int node, int id, int timeout_ms)
 {
-    int rc = deck_seg_connect(s, node, id, timeout_ms);
+    int rc = deck_seg_connect(s, token, node, id, timeout_ms);
     return rc ? rc : deck_seg_map_remote(s);
 }
 
@@ -277,7 +372,7 @@ void deck_seg_remove(deck_seg_t *s)
 {
     deck_seg_disconnect(s);
     if (s->created && s->fd >= 0) close(s->fd);      /* created but never mapped */
-    if (s->created) shm_unlink(s->name);
+    if (s->created) unlink(s->name);
     s->created = 0;
 }
 
@@ -285,29 +380,28 @@ void deck_seg_remove(deck_seg_t *s)
  * creator has not written one yet). */
 typedef int (*seg_doomed_fn)(const seg_owner_t *o, const struct stat *st);
 
-/* Unlinks every segment of this user in /dev/shm that `doomed` picks; returns how many. */
+/* Unlinks every segment in this user's directory that `doomed` picks; returns how many. */
 static int unlink_segments(seg_doomed_fn doomed)
 {
-    char prefix[32];
-    int n = snprintf(prefix, sizeof prefix, "deck-%u-", (unsigned)getuid()), count = 0;
-    DIR *d = opendir("/dev/shm");
+    int count = 0;
+    DIR *d = me.dir[0] ? opendir(me.dir) : NULL;
     if (!d) return 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name) >= DECK_SEG_NAME_MAX) continue;
-        char path[DECK_SEG_NAME_MAX + 2] = "/";
-        strcat(path, e->d_name);
-        int fd = shm_open(path, O_RDONLY | O_CLOEXEC, 0);
+        if (e->d_name[0] == '.') continue;
+        char path[sizeof me.dir + 256];
+        snprintf(path, sizeof path, "%s/%s", me.dir, e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) continue;
         seg_owner_t o;
         struct stat st;
         int doom = 0;
-        if (fstat(fd, &st) == 0 && st.st_uid == getuid()) {
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) {
             int has_record = pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC;
             doom = doomed(has_record ? &o : NULL, &st);
         }
         close(fd);
-        count += doom && shm_unlink(path) == 0;
+        count += doom && unlink(path) == 0;
     }
     closedir(d);
     return count;

@@ -273,6 +273,7 @@ int main(void)
     char line[LINE_MAX_];
     unsetenv("DECK_TRANSPORT");                                    /* auto is the dynamic default */
     util_pair_key();                                               /* before the forks: shared */
+    int segments = util_shm_segments("");
     child_t r = start(run_r, "R");
 
     child_t a = start(NULL, "A");
@@ -296,7 +297,7 @@ int main(void)
     say(c.in, "go");
 
     int ok = finished(f, "F") & finished(c, "C") & finished(r, "R");
-    ok &= util_shm_segments("dyn") == 0;
+    ok &= util_shm_segments("dyn") == 0 && util_shm_segments("") == segments;
     printf("%s test_deck_auto\n", ok ? "PASS" : "FAIL");
     return !ok;
 }

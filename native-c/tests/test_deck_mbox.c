@@ -211,6 +211,33 @@ static int barrier_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A slot reused 32768 times wraps its generation: the index must never become 0 ("none"). */
+static int reuse_node(int id, int n, void *arg)
+{
+    deck_mbox_t mb;
+    deck_msg_t m;
+    int last = 0;
+    for (int round = 0; round < 0x8000 + 2; round++) {
+        CHECK_OK(deck_mbox_create(&mb, "reused"));
+        CHECK(mb.index != 0 && mb.index != last);
+        last = mb.index;
+        if (round < 0x8000 + 1) CHECK_OK(deck_mbox_destroy(&mb));
+    }
+    deck_mbox_t self;
+    CHECK_OK(deck_mbox_clone(&self, "reused"));
+    CHECK_OK(deck_msg_create(&m, 16));
+    m.len = 5;
+    memcpy(m.buf, "again", 5);
+    CHECK_OK(deck_mbox_post(&self, &m));
+    CHECK_OK(deck_msg_clear(&m));
+    CHECK_OK(deck_mbox_retrv(&mb, &m));
+    CHECK(m.len == 5 && memcmp(m.buf, "again", 5) == 0);
+    CHECK_OK(deck_mbox_destroy(&self));
+    CHECK_OK(deck_mbox_destroy(&mb));
+    CHECK_OK(deck_msg_destroy(&m));
+    return 0;
+}
+
 int main(void)
 {
     int failed = 0;
@@ -221,5 +248,6 @@ int main(void)
     failed += util_run_test("ETRUNC keeps the message, retrv_timed", 2, trunc_and_timeout_node, NULL);
     failed += util_run_test("peer death", 2, peer_death_node, NULL);
     failed += util_run_test("barrier", 3, barrier_node, NULL);
+    failed += util_run_test("a slot's 32768th mailbox", 1, reuse_node, NULL);
     return failed ? 1 : 0;
 }

@@ -157,15 +157,16 @@ int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, 
     return failed;
 }
 
-int util_shm_segments(const char *run_key)
+int util_shm_segments(const char *prefix)
 {
-    char prefix[128];
-    int len = snprintf(prefix, sizeof prefix, "deck-%u-%s-", (unsigned)getuid(), run_key), count = 0;
-    DIR *d = opendir("/dev/shm");
-    CHECK(d != NULL);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/dev/shm/deck-%u", (unsigned)getuid());
+    int count = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;                                  /* no segment was ever made */
     struct dirent *e;
     while ((e = readdir(d)))
-        if (strncmp(e->d_name, prefix, (size_t)len) == 0) count++;
+        if (e->d_name[0] != '.' && strncmp(e->d_name, prefix, strlen(prefix)) == 0) count++;
     closedir(d);
     return count;
 }

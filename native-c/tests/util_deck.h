@@ -39,8 +39,10 @@ int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s);
 /* Same, with DECK_TRANSPORT set to `transport` ("tcp", "sci") in the children. */
 int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, int timeout_s);
 
-/* How many shared segments of run `run_key` of this user are in /dev/shm (sci transport). */
-int util_shm_segments(const char *run_key);
+/* How many shared segments (and claims) of this user whose names start with `prefix` (a
+ * static run's DECK_RUN_KEY, "dyn" for dynamic claims, "" for all) are in its directory
+ * /dev/shm/deck-<uid> (sci transport). */
+int util_shm_segments(const char *prefix);
 
 /* Runs the named test function and prints PASS/FAIL; returns 1 on failure. */
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg);

@@ -9,15 +9,10 @@ import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URISyntaxException;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -25,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.aldeia.deck.DeckSegments;
 
 /**
  * The child JVMs of one end-to-end test: started with or without {@code -javaagent:} on the
@@ -158,41 +154,15 @@ final class ChildJvms {
     }
 
     /**
-     * Asserts that no DECK shared-memory segment in /dev/shm belongs to one of these children
-     * (call after {@link #endAll()}). Other JVMs of this user (other test runs) may own
-     * segments at the same time, so a segment is attributed by the owner record DECK writes in
-     * its first bytes, {magic u64, available u32, pid i32, ...} (native-c/deck/seg_shm.c), not
-     * by its name: a dynamic run names every segment with the shared run key "dyn".
+     * Asserts that no DECK shared-memory segment belongs to one of these children (call after
+     * {@link #endAll()}). Other JVMs of this user (other test runs) may own segments at the same
+     * time, so a segment is attributed by its owner record ({@link DeckSegments}), not its name.
      */
     void assertNoSegmentsLeft() throws IOException {
         Set<Long> pids = children.stream().map(Process::pid).collect(Collectors.toSet());
-        String prefix = "deck-" + Files.getAttribute(Path.of("/proc/self"), "unix:uid") + "-";
-        List<String> left = new ArrayList<>();
-        try (Stream<Path> entries = Files.list(Path.of("/dev/shm"))) {
-            for (Path segment : (Iterable<Path>) entries.filter(p -> p.getFileName().toString().startsWith(prefix))::iterator) {
-                long owner = ownerPid(segment);
-                if (pids.contains(owner)) {
-                    left.add(segment.getFileName() + " (pid " + owner + ")");
-                }
-            }
-        }
-        assertTrue(left.isEmpty(), "DECK segments left in /dev/shm by ended child JVMs: " + left);
-    }
-
-    private static final long SEGMENT_MAGIC = 0x4445434b53454731L;   // "DECKSEG1"
-
-    /** The pid in a segment's owner record, or -1 when it has none (yet) or is already gone. */
-    private static long ownerPid(Path segment) throws IOException {
-        ByteBuffer record = ByteBuffer.allocate(16).order(ByteOrder.nativeOrder());
-        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ)) {
-            channel.read(record);   // tmpfs reads are short only at the end of the file
-        } catch (NoSuchFileException unlinkedMeanwhile) {
-            return -1;
-        }
-        if (record.hasRemaining() || record.getLong(0) != SEGMENT_MAGIC) {
-            return -1;
-        }
-        return record.getInt(12);
+        List<String> left = DeckSegments.all().stream().filter(s -> pids.contains(s.ownerPid()))
+                .map(s -> s.file().getFileName() + " (pid " + s.ownerPid() + ")").toList();
+        assertTrue(left.isEmpty(), "DECK segments left in " + DeckSegments.directory() + " by ended child JVMs: " + left);
     }
 
     /** A TCP port free on the loopback address right now. */

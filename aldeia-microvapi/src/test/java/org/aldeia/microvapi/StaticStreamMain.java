@@ -10,10 +10,10 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
 import org.aldeia.deck.Deck;
+import org.aldeia.deck.DeckSegments;
 import org.aldeia.microvapi.PeerMain.Command;
 
 /**
@@ -117,12 +117,12 @@ public final class StaticStreamMain {
         }
     }
 
-    /** The /dev/shm entries of the static run {@code runKey}: DECK names them deck-uid-key-node-id. */
+    /**
+     * The segments of the static run {@code runKey}: DECK names them key-node-id (the key is
+     * DECK_RUN_KEY, set by the test) in this user's segment directory.
+     */
     static List<String> segmentsOfRun(String runKey) throws IOException {
-        try (Stream<Path> entries = Files.list(Path.of("/dev/shm"))) {
-            return entries.map(entry -> entry.getFileName().toString())
-                    .filter(name -> name.startsWith("deck-") && name.contains("-" + runKey + "-"))
-                    .sorted().toList();
-        }
+        return DeckSegments.all().stream().map(s -> s.file().getFileName().toString())
+                .filter(name -> name.startsWith(runKey + "-")).sorted().toList();
     }
 }
