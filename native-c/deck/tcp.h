@@ -15,10 +15,12 @@
  *
  * WIRE FORMAT. A frame is a 24-byte header in network byte order, then `len` payload bytes:
  *
- *     0        4        8        12                24
- *     +--------+--------+--------+-----------------+----------------+
- *     | type   | src    | index  | len (64 bits)   | payload (len)  |
- *     +--------+--------+--------+-----------------+----------------+
+ *     0        4        8        12         16                24
+ *     +--------+--------+--------+----------+-----------------+----------------+
+ *     | type   | src    | index  | reserved | len (64 bits)   | payload (len)  |
+ *     +--------+--------+--------+----------+-----------------+----------------+
+ *
+ * reserved is 0; a frame with anything else there is a bad frame.
  *
  * The handshake, before anything else on a connection (C connects, A accepts):
  *     C -> A  AUTH1  src = C's id, index = A's id,  payload {version, flags, nonce_C[16]}   (24 B)
@@ -60,6 +62,7 @@ typedef struct tcp_frame {
     int32_t  src;
     int32_t  index;
     uint64_t len;
+    uint32_t reserved;             /* bytes 12..15; 0 in every valid frame */
 } tcp_frame_t;
 
 #define TCP_FRAME_BYTES   24
@@ -134,6 +137,8 @@ void tcp_conns_stop(void);
 /* Joins the readers that have ended (they cannot join themselves). */
 void tcp_conns_reap(void);
 int  tcp_conns_live(void);                  /* live connections, for tests */
+/* Another live connection of p than c, with a reference; NULL when there is none. */
+tcp_conn_t *tcp_conn_other(const struct tcp_peer *p, const tcp_conn_t *c);
 
 /* ---- tcp_frames.c: what a reader does with each frame ---- */
 /* 1: go on; 0: the stream ended or broke (or a bad frame, logged) and the connection must end. */
@@ -148,7 +153,9 @@ typedef struct tcp_peer {
     uint8_t            key[DECK_KEY_BYTES];
     tcp_conn_t        *conn;       /* the connection frames to it go on; NULL: none yet */
     int                connecting; /* a thread is connecting to it */
-    int                gone;       /* a connection to it ended: it has left the run (final) */
+    int                readers;    /* its proved connections whose reader runs (two, when both
+                                    * sides connected at once; each side sends on its first) */
+    int                gone;       /* its last connection ended: it has left the run (final) */
     deck_cond_t        changed;    /* conn, connecting or gone changed */
     /* the lookup in progress on conn (one at a time, under lookup_lock) */
     deck_mutex_t       lookup_lock;
@@ -171,7 +178,8 @@ int  tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, cons
 int  tcp_peer_count(void);
 int  tcp_peer_at(int i, int *id);
 int  tcp_peer_is_gone(int id);
-/* A proved connection of p ended: p has left the run. */
+/* A proved connection c of p ended (its reader has queued everything c brought). When it was
+ * p's last, p has left the run; else frames to p go on another of its connections. */
 void tcp_peer_lost(tcp_peer_t *p, tcp_conn_t *c);
 /* The connection to send on, with a reference (tcp_conn_unref): connects to the peer's
  * listener, or waits up to wait_ms for the peer to connect when it does not listen. */
@@ -204,9 +212,14 @@ int  tcp_auth_check3(const tcp_auth_state_t *s, const tcp_frame_t *f, const uint
 int  tcp_auth_timeout_ms(void);
 
 /* ---- tcp_listen.c: listeners and the handshakes of incoming connections ---- */
-/* Opens a listener on address:port (port 0: any) unless one is open on that address; *bound_port
- * says which. Starts the handshake loop with the first listener. */
-int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, const char *what);
+/* Takes address:port (port 0: any) for a listener unless one is taken on that address;
+ * *bound_port says which. With `now` it listens at once, starting the handshake loop with the
+ * first listener. Without, the port is only bound (reserved; connections to it are refused) until
+ * tcp_listen_start: a dynamic process tells a peer its port in the bootstrap, before the peer has
+ * proved itself, and opens it once a peer has (deck_add_peer), so a stranger's HELLO opens nothing. */
+int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what);
+/* Listens on every port bound but not listening yet. */
+int  tcp_listen_start(void);
 void tcp_listen_stop(void);
 /* A key was added: handshakes waiting for it go on. */
 void tcp_listen_keys_changed(void);

@@ -60,11 +60,11 @@ int tcp_auth_connect(tcp_io_t *io, int id, const uint8_t key[DECK_KEY_BYTES], in
     int rc = deck_auth_random(hello + 8, DECK_NONCE_BYTES);
     if (rc) return rc;
     set_timeouts(io->fd, timeout_ms);
-    tcp_frame_t f = { FRAME_AUTH1, self, id, TCP_AUTH1_BYTES };
+    tcp_frame_t f = { .type = FRAME_AUTH1, .src = self, .index = id, .len = TCP_AUTH1_BYTES };
     int err = tcp_io_send_frame(io, &f, hello);
     if (err) return deck_fail_errno(DECK_EIO, err, "deck tcp: greeting %s", origin);
     if ((rc = tcp_io_read_frame(io, &f)) <= 0) return read_failed(rc, origin, "its proof");
-    if (f.type != FRAME_AUTH2 || f.src != id || f.index != self || f.len != TCP_AUTH2_BYTES)
+    if (f.type != FRAME_AUTH2 || f.src != id || f.index != self || f.len != TCP_AUTH2_BYTES || f.reserved)
         return deck_fail(DECK_EPROTO, "deck tcp: %s answered the handshake with frame type %u, src %d, index %d, "
                          "%llu bytes: not a DECK process of this run", origin, f.type, f.src, f.index,
                          (unsigned long long)f.len);
@@ -81,7 +81,7 @@ int tcp_auth_connect(tcp_io_t *io, int id, const uint8_t key[DECK_KEY_BYTES], in
         return deck_fail(DECK_EPROTO, "deck tcp: %s failed to prove it is node %d (wrong key): not the process "
                          "this one was introduced to", origin, id);
     prove(key, LABEL_CONNECTOR, self, id, hello + 8, nonce_a, mac);
-    f = (tcp_frame_t){ FRAME_AUTH3, self, id, TCP_AUTH3_BYTES };
+    f = (tcp_frame_t){ .type = FRAME_AUTH3, .src = self, .index = id, .len = TCP_AUTH3_BYTES };
     if ((err = tcp_io_send_frame(io, &f, mac))) return deck_fail_errno(DECK_EIO, err, "deck tcp: proving to %s", origin);
     set_timeouts(io->fd, 0);
     return tcp_tls_wanted() ? tcp_tls_start(io, 0, key, hello + 8, nonce_a, timeout_ms, origin) : DECK_OK;
@@ -90,7 +90,7 @@ int tcp_auth_connect(tcp_io_t *io, int id, const uint8_t key[DECK_KEY_BYTES], in
 int tcp_auth_check1(const tcp_frame_t *f, const uint8_t *payload, tcp_auth_state_t *s)
 {
     int self = tcp_peers_self();
-    if (f->type != FRAME_AUTH1 || f->len != TCP_AUTH1_BYTES)
+    if (f->type != FRAME_AUTH1 || f->len != TCP_AUTH1_BYTES || f->reserved)
         return deck_fail(DECK_EPROTO, "sent frame type %u of %llu bytes instead of a DECK handshake", f->type,
                          (unsigned long long)f->len);
     if (f->index != self)
@@ -113,7 +113,7 @@ int tcp_auth_answer(tcp_auth_state_t *s, const uint8_t key[DECK_KEY_BYTES], unsi
     int rc = deck_auth_random(s->nonce_a, DECK_NONCE_BYTES);
     if (rc) return rc;
     memcpy(s->key, key, DECK_KEY_BYTES);
-    tcp_frame_t f = { FRAME_AUTH2, tcp_peers_self(), s->claimed, TCP_AUTH2_BYTES };
+    tcp_frame_t f = { .type = FRAME_AUTH2, .src = tcp_peers_self(), .index = s->claimed, .len = TCP_AUTH2_BYTES };
     tcp_frame_encode(out, &f);
     uint8_t *p = out + TCP_FRAME_BYTES;
     put32(p, TCP_AUTH_VERSION);
@@ -125,7 +125,8 @@ int tcp_auth_answer(tcp_auth_state_t *s, const uint8_t key[DECK_KEY_BYTES], unsi
 
 int tcp_auth_check3(const tcp_auth_state_t *s, const tcp_frame_t *f, const uint8_t *payload)
 {
-    if (f->type != FRAME_AUTH3 || f->src != s->claimed || f->index != tcp_peers_self() || f->len != TCP_AUTH3_BYTES)
+    if (f->type != FRAME_AUTH3 || f->src != s->claimed || f->index != tcp_peers_self() || f->len != TCP_AUTH3_BYTES
+        || f->reserved)
         return deck_fail(DECK_EPROTO, "sent frame type %u of %llu bytes instead of its proof", f->type,
                          (unsigned long long)f->len);
     uint8_t mac[DECK_MAC_BYTES];

@@ -130,6 +130,9 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
         return deck_fail(DECK_ENOMEM, "deck tcp: out of memory for the connection of %s", origin);
     }
     if (accept_tls) *c->tls = *accept_tls;
+    tcp_peers_lock();
+    peer->readers++;                          /* before the reader can end: tcp_peer_lost counts down */
+    tcp_peers_unlock();
     deck_mutex_lock(&conns_lock);
     if (!conns_cond_ready) {
         deck_cond_init(&conns_cond);
@@ -143,6 +146,9 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     }
     deck_mutex_unlock(&conns_lock);
     if (rc) {
+        tcp_peers_lock();
+        peer->readers--;
+        tcp_peers_unlock();
         free(c->tls);
         tcp_conn_unref(c);
         return deck_fail(DECK_ENOMEM, "deck tcp: no thread for the connection of %s", origin);
@@ -174,6 +180,17 @@ void tcp_conns_stop(void)
     while (nlive > 0) deck_cond_wait(&conns_cond, &conns_lock);
     deck_mutex_unlock(&conns_lock);
     tcp_conns_reap();
+}
+
+tcp_conn_t *tcp_conn_other(const struct tcp_peer *p, const tcp_conn_t *c)
+{
+    tcp_conn_t *found = NULL;
+    deck_mutex_lock(&conns_lock);
+    for (tcp_conn_t *o = live; o && !found; o = o->next)
+        if (o != c && o->peer == p && !atomic_load(&o->closed) && !o->tls) found = o;
+    if (found) atomic_fetch_add(&found->refs, 1);
+    deck_mutex_unlock(&conns_lock);
+    return found;
 }
 
 int tcp_conns_live(void)

@@ -54,7 +54,7 @@ static int lookup(tcp_conn_t *c, const tcp_frame_t *f)
     if (tcp_io_read(&c->io, name, (size_t)f->len) <= 0) return 0;
     if (memchr(name, '\0', (size_t)f->len)) return bad(c, "a mailbox name with a NUL byte");
     name[f->len] = '\0';
-    tcp_frame_t reply = { FRAME_LOOKUP_REPLY, tcp_peers_self(), -1, 0 };
+    tcp_frame_t reply = { .type = FRAME_LOOKUP_REPLY, .src = tcp_peers_self(), .index = -1, .len = 0 };
     int index;
     if (deck_table_find(name, &index) == DECK_OK) reply.index = index;
     return tcp_conn_send(c, &reply, NULL) == 0;
@@ -73,6 +73,7 @@ static int barrier(tcp_conn_t *c, const tcp_frame_t *f)
 int tcp_frame_handle(tcp_conn_t *c, const tcp_frame_t *f)
 {
     char why[160];
+    if (f->reserved) return bad(c, "a frame whose reserved bytes are not 0");
     if (f->src != c->peer->id) {
         snprintf(why, sizeof why, "a frame claiming to come from node %d", f->src);
         return bad(c, why);

@@ -40,6 +40,9 @@ void tcp_frame_decode(const unsigned char h[TCP_FRAME_BYTES], tcp_frame_t *f)
     f->type = ntohl(w[0]);
     f->src = (int32_t)ntohl(w[1]);
     f->index = (int32_t)ntohl(w[2]);
+    uint32_t reserved;
+    memcpy(&reserved, h + 12, 4);
+    f->reserved = ntohl(reserved);
     f->len = get64(h + 16);
 }
 

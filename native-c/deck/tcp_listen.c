@@ -44,6 +44,7 @@ static struct {
     deck_mutex_t       lock;               /* listeners and the thread's start */
     int                fds[MAX_LISTENERS];
     struct sockaddr_in addrs[MAX_LISTENERS];
+    int                listening[MAX_LISTENERS];   /* 0: bound only (tcp_listen_open without now) */
     int                n;
     int                wake;               /* eventfd: a new listener, a new key, stop */
     int                running;
@@ -226,8 +227,9 @@ static void *loop_main(void *arg)
         int nl, timeout = 60000, n = 0;
         fds[n++] = (struct pollfd){ L.wake, POLLIN, 0 };
         deck_mutex_lock(&L.lock);
-        nl = L.n;
-        for (int k = 0; k < nl; k++) fds[n++] = (struct pollfd){ L.fds[k], POLLIN, 0 };
+        for (int k = 0; k < L.n; k++)
+            if (L.listening[k]) fds[n++] = (struct pollfd){ L.fds[k], POLLIN, 0 };
+        nl = n - 1;
         deck_mutex_unlock(&L.lock);
         for (int i = 0; i < L.count; i++) {
             /* A handshake waiting for its key reads nothing meanwhile: its deadline still runs. */
@@ -272,48 +274,72 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, const char *what)
+/* listen() on bound listener k, starting the handshake loop with the first one. L.lock held. */
+static int start_locked(int k, const char *what)
 {
-    deck_mutex_lock(&L.lock);
-    for (int k = 0; k < L.n; k++)
-        if (L.addrs[k].sin_addr.s_addr == addr->sin_addr.s_addr && (!addr->sin_port || L.addrs[k].sin_port == addr->sin_port)) {
-            *bound_port = ntohs(L.addrs[k].sin_port);
-            deck_mutex_unlock(&L.lock);
-            return DECK_OK;
-        }
-    int rc = DECK_OK, fd = -1;
-    if (L.n == MAX_LISTENERS) {
-        rc = deck_fail(DECK_ENOMEM, "%s: this process listens on %d addresses already", what, MAX_LISTENERS);
-        goto out;
-    }
-    if (L.wake < 0 && (L.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
-        rc = deck_fail_errno(DECK_EIO, errno, "%s: eventfd", what);
-        goto out;
-    }
-    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) { rc = deck_fail_errno(DECK_EIO, errno, "%s: socket", what); goto out; }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    struct sockaddr_in a = *addr;
-    socklen_t alen = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 128) != 0
-        || getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+    if (L.listening[k]) return DECK_OK;
+    if (listen(L.fds[k], 128) != 0) {
         char where[32];
-        tcp_addr_text(addr, where, sizeof where);
-        rc = deck_fail_errno(DECK_EIO, errno, "%s: listening on %s", what, where);
-        close(fd);
-        goto out;
+        tcp_addr_text(&L.addrs[k], where, sizeof where);
+        return deck_fail_errno(DECK_EIO, errno, "%s: listening on %s", what, where);
     }
     if (!L.running) {
         atomic_store(&L.stopping, 0);
-        if ((rc = deck_thread_create(&L.thread, loop_main, NULL))) { close(fd); goto out; }
+        int rc = deck_thread_create(&L.thread, loop_main, NULL);
+        if (rc) return rc;
         L.running = 1;
     }
-    L.fds[L.n] = fd;
-    L.addrs[L.n++] = a;
-    *bound_port = ntohs(a.sin_port);
+    L.listening[k] = 1;
     poke();                                  /* the loop polls the new listener from now on */
+    return DECK_OK;
+}
+
+int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what)
+{
+    deck_mutex_lock(&L.lock);
+    int rc = DECK_OK, fd = -1, k;
+    for (k = 0; k < L.n; k++)
+        if (L.addrs[k].sin_addr.s_addr == addr->sin_addr.s_addr && (!addr->sin_port || L.addrs[k].sin_port == addr->sin_port))
+            break;
+    if (k == L.n) {
+        if (L.n == MAX_LISTENERS) {
+            rc = deck_fail(DECK_ENOMEM, "%s: this process listens on %d addresses already", what, MAX_LISTENERS);
+            goto out;
+        }
+        if (L.wake < 0 && (L.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+            rc = deck_fail_errno(DECK_EIO, errno, "%s: eventfd", what);
+            goto out;
+        }
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) { rc = deck_fail_errno(DECK_EIO, errno, "%s: socket", what); goto out; }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = *addr;
+        socklen_t alen = sizeof a;
+        if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
+            char where[32];
+            tcp_addr_text(addr, where, sizeof where);
+            rc = deck_fail_errno(DECK_EIO, errno, "%s: binding %s", what, where);
+            close(fd);
+            goto out;
+        }
+        L.fds[k] = fd;
+        L.addrs[k] = a;
+        L.listening[k] = 0;
+        L.n++;
+    }
+    if (now && (rc = start_locked(k, what))) goto out;
+    *bound_port = ntohs(L.addrs[k].sin_port);
 out:
+    deck_mutex_unlock(&L.lock);
+    return rc;
+}
+
+int tcp_listen_start(void)
+{
+    deck_mutex_lock(&L.lock);
+    int rc = DECK_OK;
+    for (int k = 0; k < L.n && !rc; k++) rc = start_locked(k, "deck_add_peer");
     deck_mutex_unlock(&L.lock);
     return rc;
 }

@@ -147,7 +147,10 @@ int tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const
         deck_cond_broadcast(&p->changed);
     }
     deck_mutex_unlock(&peers_lock);
-    if (rc == DECK_OK) tcp_listen_keys_changed();   /* its handshake may be waiting for the key */
+    if (rc == DECK_OK) {
+        tcp_listen_keys_changed();                  /* its handshake may be waiting for the key */
+        rc = tcp_listen_start();                    /* a proved peer: ports told in bootstraps open */
+    }
     return rc;
 }
 
@@ -191,10 +194,15 @@ void tcp_peer_lost(tcp_peer_t *p, tcp_conn_t *c)
         dropped = c;
         p->conn = NULL;
     }
-    p->gone = 1;
+    int left = --p->readers == 0;
+    /* Frames another connection of p brought may still be on their way to the mailboxes: p
+     * has left only once the last one's reader has queued them. */
+    if (left) p->gone = 1;
+    else if (!p->conn) p->conn = tcp_conn_other(p, c);
     deck_cond_broadcast(&p->changed);
     deck_mutex_unlock(&peers_lock);
     if (dropped) tcp_conn_unref(dropped);
+    if (!left) return;
     deck_table_peer_gone(p->id);
     tcp_barrier_wake();
 }
@@ -330,7 +338,7 @@ int tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index)
     p->lookup_waiting = 1;
     p->lookup_answered = 0;
     deck_mutex_unlock(&peers_lock);
-    tcp_frame_t f = { FRAME_LOOKUP, self, 0, strlen(name) };
+    tcp_frame_t f = { .type = FRAME_LOOKUP, .src = self, .index = 0, .len = strlen(name) };
     int err = tcp_conn_send(c, &f, name);
     struct timespec deadline;
     deck_deadline(&deadline, tcp_auth_timeout_ms());

@@ -1,8 +1,8 @@
 /*
  * The TCP transport's function table: wires tcp_peers, tcp_listen, tcp_conn and tcp_barrier
- * together. A static process listens at once on its nodes-file address; a dynamic one listens
- * only when a peer that reaches it over tcp needs it to (deck_contact_for), on the address that
- * peer's bootstrap came to.
+ * together. A static process listens at once on its nodes-file address; a dynamic one binds a
+ * port only when a peer that reaches it over tcp needs one (deck_contact_for), on the address
+ * that peer's bootstrap came to, and listens there once a peer proved itself (deck_add_peer).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +22,9 @@ static int listen_static(const deck_node_addr_t *me, int self)
     if (rc) return rc;
     /* The address the nodes file gives, so that the port is not open on every interface; a
      * name that is not an address of this host (behind NAT) listens on all of them. */
-    if ((rc = tcp_listen_open(&addr, &port, what)) == DECK_EIO) {
+    if ((rc = tcp_listen_open(&addr, &port, 1, what)) == DECK_EIO) {
         addr.sin_addr.s_addr = htonl(INADDR_ANY);
-        rc = tcp_listen_open(&addr, &port, what);
+        rc = tcp_listen_open(&addr, &port, 1, what);
     }
     return rc;
 }
@@ -60,7 +60,7 @@ static void tcp_done(void)
 
 static int tcp_post(int node, int index, const void *buf, size_t len)
 {
-    tcp_frame_t f = { FRAME_DATA, tcp_peers_self(), index, len };
+    tcp_frame_t f = { .type = FRAME_DATA, .src = tcp_peers_self(), .index = index, .len = len };
     /* The owner answered the clone, so its connection was there: waiting would not bring it back. */
     return tcp_peer_send(node, &f, buf, 0, "deck_mbox_post");
 }
@@ -76,12 +76,13 @@ static int tcp_contact(char *buf, size_t len)
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact: buffer of %zu bytes too small", len);
 }
 
-/* Every peer of a tcp-only process is reached over tcp: it gets a port on local_addr. */
+/* Every peer of a tcp-only process is reached over tcp: it gets a port on local_addr, which
+ * listens once a peer is added (tcp_listen_open). */
 static int tcp_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
 {
     struct sockaddr_in addr;
     int rc = tcp_resolve(local_addr, 0, &addr, "deck_contact_for"), port;
-    if (rc || (rc = tcp_listen_open(&addr, &port, "deck_contact_for"))) return rc;
+    if (rc || (rc = tcp_listen_open(&addr, &port, 0, "deck_contact_for"))) return rc;
     int n = snprintf(buf, len, "port=%d", port);
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact_for: buffer of %zu bytes too small", len);
 }

@@ -3,13 +3,18 @@
  * bootstrap would introduce them: side 1 (the client) tells its id and deck_contact, side 0 (the
  * server) answers with its id and deck_contact_for that contact; both add the other with the
  * same pair key, clone each other's mailbox and exchange small and multi-MiB messages both ways;
- * once with DECK_TRANSPORT=tcp (only the server listens; the client connects and the server
+ * once with DECK_TRANSPORT=tcp (only the server listens, and only once the client is added:
+ * before, its port is bound and refuses connections; the client connects and the server
  * sends over that connection), once more over tcp with DECK_TCP_ENCRYPTION=on (TLS 1.3), once
  * with auto, which must reach the other process (same host) through sci, neither side
  * listening on any port.
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +62,18 @@ static int listening_ports(void)
     return count;
 }
 
+/* Whether a connection to 127.0.0.1:port is refused (nothing listens there). */
+static int refused(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(fd >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int rc = connect(fd, (struct sockaddr *)&a, sizeof a), err = errno;
+    close(fd);
+    return rc != 0 && err == ECONNREFUSED;
+}
+
 static int side(int who, int wfd, int rfd, const char *transport)
 {
     char contact[DECK_CONTACT_MAX], peer_contact[DECK_CONTACT_MAX], line[2 * DECK_CONTACT_MAX];
@@ -83,11 +100,13 @@ static int side(int who, int wfd, int rfd, const char *transport)
     }
     fclose(in);
     CHECK(peer != self);
-    /* tcp: the server listens, on the bootstrap's address, for this peer; auto: nobody does. */
+    /* tcp: the server binds a port, on the bootstrap's address, for this peer, and listens
+     * there only once a peer proved itself (deck_add_peer); auto: nobody does either. */
     int tcp = strcmp(transport, "tcp") == 0;
     const char *server = who == 0 ? contact : peer_contact;
     CHECK(tcp ? strncmp(server, "port=", 5) == 0 : strncmp(server, "shm=", 4) == 0);
-    CHECK(listening_ports() == (tcp && who == 0));
+    CHECK(listening_ports() == 0);
+    if (tcp && who == 0) CHECK(refused(atoi(contact + 5)));
 
     const unsigned char *key = util_pair_key();
     unsigned char other[DECK_KEY_BYTES], got[DECK_KEY_BYTES];
@@ -95,7 +114,9 @@ static int side(int who, int wfd, int rfd, const char *transport)
     other[0] ^= 1;
     CHECK_RC(deck_peer_key(peer, got), DECK_ENOTFOUND);
     CHECK_RC(deck_add_peer(peer, "127.0.0.1", "bogus", key), DECK_EINVAL);
+    CHECK(listening_ports() == 0);
     CHECK_OK(deck_add_peer(peer, "127.0.0.1", peer_contact, key));
+    CHECK(listening_ports() == (tcp && who == 0));
     CHECK_OK(deck_add_peer(peer, "localhost", peer_contact, key));  /* same address again: fine */
     CHECK_RC(deck_add_peer(peer, "127.0.0.1", peer_contact, other), DECK_EEXIST); /* another key: never */
     if (who == 1 && tcp) CHECK_RC(deck_add_peer(peer, "127.0.0.1", "port=1", key), DECK_EEXIST);

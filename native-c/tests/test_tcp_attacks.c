@@ -4,7 +4,7 @@
  * node 0's port: as a stranger (garbage, an HTTP request, a silent and a half-sent handshake,
  * impersonating node 1 without the run key, a flood of connections) and as a member that holds
  * the run key but breaks the rules (a message for a mailbox that admits node 1 only, oversized
- * and negative-index frames, unknown types, a false source, a name with a NUL, an answer nobody
+ * and negative-index frames, unknown types, reserved bytes set, a false source, a name with a NUL, an answer nobody
  * asked for). Each attack must end only the attacker's connection, at once or at the handshake
  * deadline; node 0 checks that the stream arrived whole and in order, and reports that its
  * handshakes, connections and descriptors are back to what they were.
@@ -169,7 +169,7 @@ static void send_all(int fd, const void *buf, size_t n)
 static void send_frame(int fd, uint32_t type, int32_t src, int32_t index, uint64_t len, const void *payload, size_t n)
 {
     unsigned char h[TCP_FRAME_BYTES];
-    tcp_frame_t f = { type, src, index, len };
+    tcp_frame_t f = { .type = type, .src = src, .index = index, .len = len };
     tcp_frame_encode(h, &f);
     send_all(fd, h, sizeof h);
     if (n) send_all(fd, payload, n);
@@ -288,6 +288,15 @@ static void attack_as_member(void)
     fd = member();
     send_frame(fd, 99, 2, 0, 0, NULL, 0);
     attack("member: frame type 99", fd, 1000);
+
+    fd = member();
+    unsigned char h[TCP_FRAME_BYTES];
+    tcp_frame_t reserved = { .type = FRAME_DATA, .src = 2, .index = open, .len = 8 };
+    tcp_frame_encode(h, &reserved);
+    h[13] = 1;                                       /* bytes 12..15 are reserved, 0 */
+    send_all(fd, h, sizeof h);
+    send_all(fd, payload, 8);
+    attack("member: a frame with its reserved bytes set", fd, 1000);
 
     fd = member();
     send_frame(fd, FRAME_DATA, 1, victim, 8, payload, 8);
