@@ -129,6 +129,10 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
 VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_attr_t *attr);
 /* Outstanding requests complete with VAPI_WR_FLUSH_ERR; waiting pollers wake up. */
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp);
+/* Why the queue pair is in VAPI_ERR, as text into buf (len bytes, NUL-terminated, cut to
+ * fit); "" when it is not. What an error completion's status cannot say: which mailbox or
+ * shared segment failed, and how. Set before the first error completion shows. */
+VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *buf, uint32_t len);
 
 VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
                             VAPI_mr_hndl_t *mr, uint32_t *lkey);

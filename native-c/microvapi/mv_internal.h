@@ -178,7 +178,7 @@ struct mv_qp {
     uint32_t        mtu;           /* the HCA's: size of every message buffer */
     uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
     uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
-    char            err_text[160]; /* why the QP is in VAPI_ERR */
+    char            err_text[512]; /* why the QP is in VAPI_ERR (DECK's error included) */
     pthread_mutex_t modify_lock;   /* one modify_qp at a time */
     deck_mbox_t     recv_mb;       /* created: "mb-<qp_num>-<deck id>" */
     deck_mbox_t     send_mb;       /* cloned from the peer at modify_qp */

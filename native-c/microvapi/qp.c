@@ -275,6 +275,22 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     return VAPI_OK;
 }
 
+VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *buf, uint32_t len)
+{
+    static const char fn[] = "EVAPI_query_qp_error";
+    if (!buf || len == 0)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "no room for the text");
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    pthread_mutex_lock(&obj->sq.lock);   /* the lock mv_qp_set_error_locked's callers hold */
+    snprintf(buf, len, "%s", obj->state == VAPI_ERR ? obj->err_text : "");
+    pthread_mutex_unlock(&obj->sq.lock);
+    mv_reg_put(qp);
+    return VAPI_OK;
+}
+
 /* ---- connection -------------------------------------------------------------------------- */
 
 /* Opens our receive mailbox to the peer alone (and watches it for the peer's death), then

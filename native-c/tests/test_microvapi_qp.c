@@ -382,6 +382,9 @@ static int peer_death_node(int id, int n, void *arg)
     exchange(id, &c, &peer_qp, &peer_id);
     connect_conn(&c, peer_qp, peer_id, 0, 0);
     CHECK_OK(deck_barrier());   /* both connected */
+    char healthy[16] = "x";
+    VCHECK(EVAPI_query_qp_error(c.hca, c.qp, healthy, sizeof healthy), VAPI_OK);
+    CHECK(healthy[0] == '\0');
     if (id == 1) {
         send_signalled(&c, 1, buf, 11);
         expect_completion(&c, c.scq, 1, VAPI_SUCCESS, 11);
@@ -400,6 +403,13 @@ static int peer_death_node(int id, int n, void *arg)
     VAPI_sr_desc_t sr = { .id = 4, .opcode = VAPI_SEND, .addr = (uintptr_t)buf, .len = 4 };
     VCHECK(VAPI_post_sr(c.hca, c.qp, &sr), VAPI_EINVAL_QP_STATE);
     CHECK(strstr(EVAPI_last_error(), "ERR") != NULL);
+    char why[512], tiny[8];             /* the completion's status says less than DECK did */
+    VCHECK(EVAPI_query_qp_error(c.hca, c.qp, why, sizeof why), VAPI_OK);
+    if (!strstr(why, "receiving from mailbox") || !strstr(why, "node 1")) fprintf(stderr, "why: %s\n", why);
+    CHECK(strstr(why, "receiving from mailbox") != NULL && strstr(why, "node 1") != NULL);
+    VCHECK(EVAPI_query_qp_error(c.hca, c.qp, tiny, sizeof tiny), VAPI_OK);
+    CHECK(strlen(tiny) == sizeof tiny - 1 && strncmp(tiny, why, sizeof tiny - 1) == 0);
+    VCHECK(EVAPI_query_qp_error(c.hca, c.qp, tiny, 0), VAPI_EINVAL_PARAM);
     close_qp(&c);
     close_rest(&c);
     return 0;

@@ -5,6 +5,7 @@ import com.sun.jna.Pointer;
 import java.io.IOException;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -98,12 +99,32 @@ final class CompletionQueue {
         }
     }
 
-    /** The exception for a completion with error {@code status}. */
-    static IOException failure(String what, int status, boolean channelClosed) {
+    /**
+     * The exception for a completion with error {@code status} on queue pair {@code qp}: its
+     * message ends with what the library says of the queue pair's error (which mailbox or
+     * shared segment failed, and how), when it says anything.
+     */
+    static IOException failure(String what, int status, boolean channelClosed, Vapi vapi, long hca, long qp) {
         if (channelClosed) {
             return closedException();
         }
+        String why = queuePairError(vapi, hca, qp);
         return new SocketException("connection reset: " + what + " completed with "
-                + VapiConstants.statusName(status) + " (" + meaning(status) + ")");
+                + VapiConstants.statusName(status) + " (" + meaning(status) + ")" + (why.isEmpty() ? "" : ": " + why));
+    }
+
+    private static final int ERROR_TEXT_BYTES = 512;
+
+    /** EVAPI_query_qp_error's text; empty when there is none or the query itself fails. */
+    static String queuePairError(Vapi vapi, long hca, long qp) {
+        byte[] text = new byte[ERROR_TEXT_BYTES];
+        if (vapi.EVAPI_query_qp_error(hca, qp, text, text.length) != VapiConstants.VAPI_OK) {
+            return "";
+        }
+        int end = 0;
+        while (end < text.length && text[end] != 0) {
+            end++;
+        }
+        return new String(text, 0, end, StandardCharsets.UTF_8);
     }
 }

@@ -198,7 +198,7 @@ final class ReceivePath {
             long id = Wc.id(wcs, i);
             int bytes = Wc.byteLen(wcs, i);
             if (status != VAPI_SUCCESS) {
-                failure = CompletionQueue.failure("a receive", status, closed.getAsBoolean());
+                failure = CompletionQueue.failure("a receive", status, closed.getAsBoolean(), vapi, hca, qp);
             } else if (id < 0 || id >= buffers || bytes < 0 || bytes > bufferSize) {
                 failure = new IOException("the VAPI library completed a receive into buffer " + id
                         + " with " + Integer.toUnsignedString(bytes) + " bytes; there are " + buffers

@@ -195,7 +195,7 @@ final class SendPath {
         for (int i = 0; i < count; i++) {
             int status = Wc.status(wcs, i);
             if (status != VAPI_SUCCESS) {
-                throw fail(CompletionQueue.failure("a send", status, closed.getAsBoolean()));
+                throw fail(CompletionQueue.failure("a send", status, closed.getAsBoolean(), vapi, hca, qp));
             }
             long id = Wc.id(wcs, i);
             if (!ring.isInFlight(id)) {

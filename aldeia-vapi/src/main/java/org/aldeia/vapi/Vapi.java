@@ -49,6 +49,12 @@ public interface Vapi {
     /** Outstanding requests complete with {@code VAPI_WR_FLUSH_ERR}; waiting pollers wake. */
     int VAPI_destroy_qp(long hca, long qp);
 
+    /**
+     * Why the queue pair is in VAPI_ERR, as NUL-terminated text into {@code buf} (cut to
+     * {@code len} bytes); empty when it is not. Set before its first error completion shows.
+     */
+    int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len);
+
     int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
 
     int VAPI_deregister_mr(long hca, long mr);

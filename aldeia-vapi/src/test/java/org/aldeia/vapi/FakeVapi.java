@@ -3,6 +3,7 @@ package org.aldeia.vapi;
 import static org.aldeia.vapi.VapiConstants.*;
 
 import com.sun.jna.Pointer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,6 +33,7 @@ final class FakeVapi implements Vapi {
         final int num;
         Qp peer;
         boolean destroyed;
+        String error = "";                                          // EVAPI_query_qp_error's text
         final ArrayDeque<long[]> receives = new ArrayDeque<>();   // {id, addr, len}
         final ArrayDeque<byte[]> arrived = new ArrayDeque<>();    // sends waiting for a receive
 
@@ -195,6 +197,24 @@ final class FakeVapi implements Vapi {
             cqs.get(h[0]).add(new long[] {h[1], VAPI_SUCCESS, VAPI_SEND, h[2]});
         }
         heldCompletions.clear();
+    }
+
+    @Override
+    public synchronized int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len) {
+        Qp q = qps.get(qp);
+        if (q == null) {
+            return VAPI_EINVAL_QP_HNDL;
+        }
+        byte[] text = q.error.getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, len - 1);
+        System.arraycopy(text, 0, buf, 0, n);
+        buf[n] = 0;
+        return VAPI_OK;
+    }
+
+    /** What EVAPI_query_qp_error says of the queue pair numbered {@code qpNum} from now on. */
+    synchronized void failQueuePair(int qpNum, String why) {
+        byNum.get(qpNum).error = why;
     }
 
     /** Puts a completion on queue {@code cq} as if the library had produced it. */

@@ -102,6 +102,18 @@ class QueuePairChannelReceiveTest {
     }
 
     @Test
+    void errorCompletionCarriesWhatTheLibrarySaysOfTheQueuePair() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            String why = "receiving from mailbox mv-rq-1 failed: shared segment /dev/shm/deck-0/t-0-2: a sequence gap";
+            p.fake.failQueuePair(p.qpNumB, why);
+            p.fake.inject(p.fake.receiveCqOf(p.qpNumB), 3, VapiConstants.VAPI_GENERAL_ERR,
+                    VapiConstants.VAPI_RECEIVE, 0);
+            IOException e = assertThrows(IOException.class, () -> p.b.read(new byte[10], 0, 10));
+            assertTrue(e.getMessage().endsWith("(the transfer failed): " + why), e.getMessage());
+        }
+    }
+
+    @Test
     void completionForAnUnknownBufferIsAnError() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 4)) {
             p.fake.inject(p.fake.receiveCqOf(p.qpNumB), 99, VapiConstants.VAPI_SUCCESS,
