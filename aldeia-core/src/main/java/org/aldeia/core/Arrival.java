@@ -6,14 +6,13 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
-import org.aldeia.core.spi.Channel;
 
 /**
  * One TCP connection a server socket took and is preparing for accept ({@link
  * BootstrapAcceptor}): where its bootstrap stands, what has been read of it and what is still
  * to be written to it. A non-blocking channel, read and written only by the selector thread;
- * the fields the workers fill ({@link #server}, {@link #socket}, {@link #connected}) are handed
- * back to it through the acceptor's queue of finished work.
+ * the fields the workers fill ({@link #server}'s state, {@link #socket}, {@link #sizes}) are
+ * handed back to it through the acceptor's queue of finished work.
  */
 final class Arrival {
 
@@ -21,11 +20,13 @@ final class Arrival {
     enum Stage {
         START(true),           // the client's magic and version (or, under a bind rule, any first bytes)
         HELLO_LENGTH(true),    // the HELLO's length
-        HELLO_BODY(true),      // the HELLO's share and endpoint info
-        WAIT_SLOT(false),      // a free slot: the backlog of prepared connections is full
-        CREATING(false),       // a worker: the endpoint and the reply
+        HELLO_BODY(true),      // the HELLO's public key, nonce and endpoint info
+        PROVING(false),        // a worker: the pair key and the reply
         REPLYING(false),       // the reply to be written
         PROOF(false),          // the client's proof
+        WAIT_SLOT(false),      // a free slot: the backlog of prepared connections is full
+        CREATING(false),       // a worker: the endpoint and the INFO
+        INFORMING(false),      // the INFO to be written
         CONNECTING(false),     // a worker: the endpoint's connect
         CONFIRMING(false),     // our CONNECTED to be written
         CONFIRM_WAIT(false);   // the client's CONNECTED
@@ -48,13 +49,12 @@ final class Arrival {
     long deadlineNanos;
     ByteBuffer in = ByteBuffer.allocate(BootstrapProtocol.START_BYTES);
     ByteBuffer out;
-    /** The client's HELLO body (share and endpoint info), once whole. */
-    byte[] hello;
     boolean slotHeld;
+    /** Whether the client proved the pair's key: from then on a failure is worth a warning. */
+    boolean proved;
     ServerBootstrap server;
     AldeiaSocket socket;
     BufferSizes sizes;
-    Channel connected;
 
     Arrival(SocketChannel channel, SelectionKey key, long sequence) throws IOException {
         this.channel = channel;

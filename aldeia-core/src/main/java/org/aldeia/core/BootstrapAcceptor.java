@@ -32,15 +32,15 @@ import org.slf4j.LoggerFactory;
  * the application is in accept, and a slow, silent or hostile client never holds up the others.
  *
  * <p>One selector thread runs every client's bootstrap ({@link BootstrapProtocol}) step by step
- * ({@link Arrival}); a client costs a descriptor and a record until its HELLO is complete and
- * says nothing to it until then. Each step has a deadline ({@code bootstrap_timeout}); at most
- * {@code bootstrap_per_address} clients of one address, and {@link #MAX_BEFORE_HELLO} in all,
- * are waited for before their HELLO: the oldest is pushed out for a newcomer (a client of
- * Aldeia sends its HELLO within a round trip, so only the silent and the slow are). Creating and
- * connecting an endpoint are the only costly steps: they run on a few worker threads, which end
- * when idle, and only for a client whose HELLO was whole and whose information its transport
- * took. At most {@code backlog} clients are past their HELLO or prepared and not accepted; the
- * next ones wait for a slot.
+ * ({@link Arrival}); it says nothing to a client until its HELLO is complete, and until the
+ * client has proved the pair's key the client costs a descriptor, a record and one key agreement
+ * (on a worker) and nothing else. Each step has a deadline ({@code bootstrap_timeout}); at most
+ * {@code bootstrap_per_address} unproved clients of one address, and {@link #MAX_UNPROVED} in
+ * all, are waited for: the oldest is pushed out for a newcomer (a client of Aldeia proves itself
+ * within two round trips, so only the silent, the slow and the strangers are). Creating and
+ * connecting an endpoint, the costly steps, happen only for a client that proved itself, on a
+ * few worker threads, which end when idle. At most {@code backlog} proved clients are being
+ * connected or prepared and not accepted; the next ones wait for a slot.
  *
  * <p>Under a bind rule of an installed server socket ({@link Mode#MIXED}), a client whose first
  * bytes are not the magic, or that sends nothing within the first step, or that closes, is a
@@ -50,8 +50,8 @@ final class BootstrapAcceptor implements Closeable {
 
     private static final Logger LOG = LoggerFactory.getLogger(BootstrapAcceptor.class);
 
-    /** Clients waited for before their HELLO, from all addresses together. */
-    static final int MAX_BEFORE_HELLO = 1024;
+    /** Clients waited for before their proof, from all addresses together. */
+    static final int MAX_UNPROVED = 1024;
     /** Accepted per turn of the loop, so that the clients already there are read between. */
     private static final int ACCEPTS_PER_TURN = 32;
     private static final int MAX_WORKERS = 8;
@@ -125,8 +125,10 @@ final class BootstrapAcceptor implements Closeable {
     private long sequence;
     private long acceptPausedUntil;
     private final Set<Arrival> arrivals = new HashSet<>();
-    private final Map<InetAddress, ArrayDeque<Arrival>> beforeHello = new HashMap<>();
-    private int beforeHelloCount;
+    private final Map<InetAddress, ArrayDeque<Arrival>> unproved = new HashMap<>();
+    private int unprovedCount;
+    /** arrivals.size(), for tests on other threads. */
+    private volatile int preparingCount;
     private final ArrayDeque<Arrival> waitingForSlot = new ArrayDeque<>();
 
     /**
@@ -282,21 +284,22 @@ final class BootstrapAcceptor implements Closeable {
         a.key.attach(a);
         a.enter(Arrival.Stage.START, BootstrapProtocol.START_BYTES, stepNanos);
         arrivals.add(a);
-        ArrayDeque<Arrival> same = beforeHello.computeIfAbsent(a.remote.getAddress(), k -> new ArrayDeque<>());
+        preparingCount = arrivals.size();
+        ArrayDeque<Arrival> same = unproved.computeIfAbsent(a.remote.getAddress(), k -> new ArrayDeque<>());
         if (same.size() >= limits.perAddress()) {
             pushOut(same.peekFirst(), "pushed out by newer connections from its address");
         }
-        if (beforeHelloCount >= MAX_BEFORE_HELLO) {
-            pushOut(oldestBeforeHello(), "pushed out by newer connections");
+        if (unprovedCount >= MAX_UNPROVED) {
+            pushOut(oldestUnproved(), "pushed out by newer connections");
         }
         same.addLast(a);
-        beforeHelloCount++;
+        unprovedCount++;
         step(a); // its first bytes are often there already
     }
 
-    private Arrival oldestBeforeHello() {
+    private Arrival oldestUnproved() {
         Arrival oldest = null;
-        for (ArrayDeque<Arrival> same : beforeHello.values()) {
+        for (ArrayDeque<Arrival> same : unproved.values()) {
             Arrival first = same.peekFirst();
             if (first != null && (oldest == null || first.sequence < oldest.sequence)) {
                 oldest = first;
@@ -314,12 +317,12 @@ final class BootstrapAcceptor implements Closeable {
         }
     }
 
-    private void leaveBeforeHello(Arrival a) {
-        ArrayDeque<Arrival> same = beforeHello.get(a.remote.getAddress());
+    private void leaveUnproved(Arrival a) {
+        ArrayDeque<Arrival> same = unproved.get(a.remote.getAddress());
         if (same != null && same.remove(a)) {
-            beforeHelloCount--;
+            unprovedCount--;
             if (same.isEmpty()) {
-                beforeHello.remove(a.remote.getAddress());
+                unproved.remove(a.remote.getAddress());
             }
         }
     }
@@ -327,7 +330,8 @@ final class BootstrapAcceptor implements Closeable {
     private void expire() {
         long now = System.nanoTime();
         for (Arrival a : new ArrayList<>(arrivals)) {
-            if (now - a.deadlineNanos < 0 || a.stage == Arrival.Stage.CREATING || a.stage == Arrival.Stage.CONNECTING) {
+            if (now - a.deadlineNanos < 0 || a.stage == Arrival.Stage.PROVING || a.stage == Arrival.Stage.CREATING
+                    || a.stage == Arrival.Stage.CONNECTING) {
                 continue;
             }
             if (mode == Mode.MIXED && a.stage == Arrival.Stage.START) {
@@ -383,6 +387,11 @@ final class BootstrapAcceptor implements Closeable {
                 case PROOF -> {
                     if (a.readStep()) {
                         a.server.checkProof(a.in.array());
+                        proved(a);
+                    }
+                }
+                case INFORMING -> {
+                    if (a.writeStep()) {
                         connect(a);
                     }
                 }
@@ -439,10 +448,20 @@ final class BootstrapAcceptor implements Closeable {
         step(a);
     }
 
-    /** A whole HELLO: the client stops costing nothing; it needs a slot. */
+    /** A whole HELLO: the client stops costing nothing; a worker checks it and proves the pair's key. */
     private void hello(Arrival a) {
-        a.hello = a.in.array();
-        leaveBeforeHello(a);
+        byte[] hello = a.in.array();
+        a.enter(Arrival.Stage.PROVING, 0, stepNanos);
+        work(a, () -> {
+            a.server = new ServerBootstrap(a.name());
+            a.out = a.server.prove(sockets.transport(), hello);
+        }, () -> written(a, Arrival.Stage.REPLYING));
+    }
+
+    /** The client proved the pair's key: now it may cost an endpoint, once it has a slot. */
+    private void proved(Arrival a) {
+        a.proved = true;
+        leaveUnproved(a);
         a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
         if (freeSlots > 0) {
             freeSlots--;
@@ -454,28 +473,28 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     private void create(Arrival a) {
-        byte[] hello = a.hello;
         a.enter(Arrival.Stage.CREATING, 0, stepNanos);
         work(a, () -> {
             a.socket = sockets.newSocket();
             a.sizes = a.socket.connectionSizes();
-            a.server = new ServerBootstrap(a.name());
-            a.out = a.server.answer(sockets.transport(), a.socket.id(), a.sizes.endpoint(), hello, a.local.getAddress());
-        }, () -> {
-            a.stage = Arrival.Stage.REPLYING;
-            a.deadlineNanos = System.nanoTime() + stepNanos;
-            step(a);
-        });
+            a.out = a.server.create(sockets.transport(), a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
+        }, () -> written(a, Arrival.Stage.INFORMING));
     }
 
+    /** The client has our information and connects too: both connects may need each other. */
     private void connect(Arrival a) {
         a.enter(Arrival.Stage.CONNECTING, 0, stepNanos);
-        work(a, () -> a.connected = a.server.connect(a.remote.getAddress()), () -> {
+        work(a, () -> {
+            a.server.connect(a.remote.getAddress());
             a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
-            a.stage = Arrival.Stage.CONFIRMING;
-            a.deadlineNanos = System.nanoTime() + stepNanos;
-            step(a);
-        });
+        }, () -> written(a, Arrival.Stage.CONFIRMING));
+    }
+
+    /** A worker made {@code a.out}: {@code stage} writes it. */
+    private void written(Arrival a, Arrival.Stage stage) {
+        a.stage = stage;
+        a.deadlineNanos = System.nanoTime() + stepNanos;
+        step(a);
     }
 
     private void confirmed(Arrival a) throws IOException {
@@ -483,9 +502,8 @@ final class BootstrapAcceptor implements Closeable {
         if (ack != BootstrapProtocol.CONNECTED) {
             throw new IOException(a.name() + " sent " + ack + " instead of the Aldeia connection confirmation");
         }
-        a.socket.attachAccepted(a.connected, a.sizes, a.local, a.remote);
+        a.socket.attachAccepted(a.server.takeChannel(), a.sizes, a.local, a.remote);
         LOG.debug("Aldeia accept on {} from {}: Aldeia client", name, a.name());
-        a.connected = null;
         leave(a, true);
         AcceptQueue.closeQuietly(a.channel); // step 5: the bootstrap connection is done
         queue.add(new AldeiaClient(a.socket));
@@ -544,10 +562,14 @@ final class BootstrapAcceptor implements Closeable {
         abandon(a, null);
     }
 
-    /** A client that looked like an Aldeia client and failed: it is logged, as java.net never hides it. */
+    /**
+     * A client that looked like an Aldeia client and failed: once it had proved itself it is
+     * logged as a warning, as java.net never hides a failed connection; a stranger's failure
+     * (a made-up HELLO, a wrong proof) only at debug level, so that attackers cannot flood the log.
+     */
     private void fail(Arrival a, Throwable why) {
         String client = a.name();
-        if (a.server != null) {
+        if (a.proved) {
             LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})", name, client,
                     why.toString());
         } else {
@@ -561,9 +583,6 @@ final class BootstrapAcceptor implements Closeable {
         if (a.server != null) {
             a.server.abandon();
         }
-        if (a.connected != null) {
-            AcceptQueue.closeQuietly(a.connected);
-        }
         AcceptQueue.closeQuietly(a.channel);
     }
 
@@ -572,7 +591,8 @@ final class BootstrapAcceptor implements Closeable {
         if (!arrivals.remove(a)) {
             return;
         }
-        leaveBeforeHello(a);
+        preparingCount = arrivals.size();
+        leaveUnproved(a);
         waitingForSlot.remove(a);
         if (a.slotHeld && !keepSlot) {
             freeSlots++;
@@ -613,8 +633,8 @@ final class BootstrapAcceptor implements Closeable {
         }
     }
 
-    /** Clients between their accept and their HELLO, for tests. */
-    int waitingBeforeHello() {
-        return beforeHelloCount;
+    /** Connections being prepared (accepted from the kernel, not yet delivered nor closed), for tests. */
+    int preparing() {
+        return preparingCount;
     }
 }

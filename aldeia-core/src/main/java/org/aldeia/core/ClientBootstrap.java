@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.channels.SocketChannel;
+import java.util.Arrays;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.EndpointSizes;
@@ -19,7 +20,9 @@ import org.aldeia.core.spi.Transport;
 /**
  * The client side of the bootstrap ({@link BootstrapProtocol}), in the connecting thread, over
  * a TCP connection already established (step 1): sends its start and HELLO, checks the server's
- * reply and proof, proves itself, connects its endpoint and confirms. Every wait is bounded.
+ * reply and proof, proves itself, takes the server's connection information (vouched for by the
+ * pair's key), connects its endpoint, waits for the server's to be connected and confirms. Every
+ * wait is bounded.
  */
 final class ClientBootstrap {
 
@@ -64,20 +67,22 @@ final class ClientBootstrap {
             write(BootstrapProtocol.hello(hello).array());
             BootstrapProtocol.Reply reply = readReply();
             byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
-            byte[] key = transport.pairKey(reply.info(), reply.publicKey());
+            byte[] key = transport.pairKey(reply.identity(), reply.publicKey());
             if (!BootstrapKeys.verify(key, BootstrapKeys.SERVER, transcript, reply.proof())) {
                 throw new IOException(peerName + " failed to prove it holds the key of this pair of processes: "
                         + "it is not the process it claims to be");
             }
             write(BootstrapKeys.proof(key, BootstrapKeys.CLIENT, transcript));
-            channel = endpoint.connect(reply.info(), ((InetSocketAddress) bootstrap.getRemoteAddress()).getAddress(),
-                    key);
+            byte[] info = readServerInfo(key, transcript);
+            if (!Arrays.equals(transport.identityOf(info), reply.identity())) {
+                throw new IOException(peerName + " sent connection information of another process than it proved to be");
+            }
+            channel = endpoint.connect(info, ((InetSocketAddress) bootstrap.getRemoteAddress()).getAddress(), key);
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(endpoint, e);
             throw e;
         }
         try {
-            write(new byte[] {BootstrapProtocol.CONNECTED});
             String what = "its connection confirmation";
             int ack = read(in::read, what);
             if (ack < 0) {
@@ -86,6 +91,7 @@ final class ClientBootstrap {
             if (ack != BootstrapProtocol.CONNECTED) {
                 throw new IOException(peerName + " sent " + ack + " instead of the Aldeia connection confirmation");
             }
+            write(new byte[] {BootstrapProtocol.CONNECTED});
             return channel;
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(channel, e);
@@ -94,7 +100,7 @@ final class ClientBootstrap {
     }
 
     private BootstrapProtocol.Reply readReply() throws IOException {
-        String what = "its connection information";
+        String what = "its reply";
         int magic = read(in::readInt, what);
         if (magic != BootstrapProtocol.MAGIC) {
             throw new IOException(peerName + " is not an Aldeia endpoint (bootstrap started with 0x"
@@ -106,15 +112,34 @@ final class ClientBootstrap {
                     + ", which is unsupported (this side speaks version " + BootstrapProtocol.VERSION + ")");
         }
         int length = read(in::readInt, what);
-        if (length < 0 || length > BootstrapProtocol.MAX_REPLY_LENGTH) {
+        if (length < BootstrapProtocol.REPLY_FIXED || length > BootstrapProtocol.MAX_REPLY_LENGTH) {
+            throw new IOException(peerName + " sent an invalid bootstrap reply length " + length);
+        }
+        return BootstrapProtocol.Reply.parse(readFully(length, what), peerName);
+    }
+
+    /** The server's INFO: its endpoint's information, which it must have MACed with the pair key. */
+    private byte[] readServerInfo(byte[] key, byte[] transcript) throws IOException {
+        String what = "its connection information";
+        int length = read(in::readInt, what);
+        if (length < 0 || length > BootstrapProtocol.MAX_INFO_LENGTH) {
             throw new IOException(peerName + " sent an invalid connection information length " + length);
         }
-        byte[] body = new byte[length];
+        byte[] info = readFully(length, what);
+        byte[] mac = readFully(BootstrapProtocol.PROOF_BYTES, what);
+        if (!BootstrapKeys.verifyInfo(key, transcript, info, mac)) {
+            throw new IOException(peerName + " sent connection information that the pair's key does not vouch for");
+        }
+        return info;
+    }
+
+    private byte[] readFully(int length, String what) throws IOException {
+        byte[] bytes = new byte[length];
         read(() -> {
-            in.readFully(body);
+            in.readFully(bytes);
             return length;
         }, what);
-        return BootstrapProtocol.Reply.parse(body, peerName);
+        return bytes;
     }
 
     private void write(byte[] bytes) throws IOException {

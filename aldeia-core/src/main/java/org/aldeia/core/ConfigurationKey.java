@@ -31,8 +31,8 @@ public enum ConfigurationKey {
                     + "its first bytes before it counts as a plain TCP client); a client that takes longer is closed",
             3000, "3000", "100 .. 60000", null, ConfigurationValue.range(100, 60_000)),
     BOOTSTRAP_PER_ADDRESS("bootstrap_per_address", "server sockets",
-            "connections from one address a server socket waits on before their bootstrap's first message; a "
-                    + "newer one pushes out the oldest",
+            "connections from one address a server socket waits on before they have proved themselves (the "
+                    + "bootstrap's HELLO and proof); a newer one pushes out the oldest",
             64, "64", "1 .. 65536", null, ConfigurationValue.range(1, 65_536)),
     DECK_ID("deck_id", "DECK", "this JVM's DECK id in a static run (needs `deck_nodes`)",
             null, "none: dynamic DECK", "0 .. deck_nodes−1", "0", ConfigurationValue.range(0, 4095)),

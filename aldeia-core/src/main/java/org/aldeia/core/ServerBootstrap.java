@@ -1,5 +1,6 @@
 package org.aldeia.core;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
@@ -11,9 +12,9 @@ import org.aldeia.core.spi.Transport;
 /**
  * The server side of the bootstrap ({@link BootstrapProtocol}) for one client whose HELLO has
  * arrived: the steps that cost something, each called once, in order. The bytes are read and
- * written by {@link BootstrapAcceptor}'s selector; {@link #answer} and {@link #connect} are
- * native work and run on its workers. Nothing is created for a client before its HELLO was
- * complete and its connection information and identity checked by the transport.
+ * written by {@link BootstrapAcceptor}'s selector; {@link #prove}, {@link #create} and
+ * {@link #connect} run on its workers. A client that has not proved itself costs a key agreement
+ * and nothing else: the endpoint is created only once its proof was right.
  */
 final class ServerBootstrap {
 
@@ -29,22 +30,18 @@ final class ServerBootstrap {
     }
 
     /**
-     * Checks the client's information and identity, creates the endpoint and makes the reply,
-     * with our proof of the pair's key.
+     * Checks the client's information and identity and makes the reply, with our proof of the
+     * pair's key and our identity.
      *
      * @param helloBody the client's HELLO after its length, of a valid length
-     * @param localAddress where the client's connection arrived: a listener the client needs is
-     *     opened there
      */
-    ByteBuffer answer(Transport transport, int socketId, EndpointSizes sizes, byte[] helloBody,
-            InetAddress localAddress) throws IOException {
+    ByteBuffer prove(Transport transport, byte[] helloBody) throws IOException {
         clientInfo = BootstrapProtocol.info(helloBody);
-        key = transport.pairKey(clientInfo, BootstrapProtocol.publicKey(helloBody)); // checks info and identity
-        endpoint = transport.createEndpoint(socketId, sizes);
-        byte[] info = endpoint.localInfo(clientInfo, localAddress);
+        byte[] identity = transport.identity();
+        key = transport.pairKey(transport.identityOf(clientInfo), BootstrapProtocol.publicKey(helloBody));
         byte[] ours = transport.publicKey(), nonce = BootstrapKeys.nonce();
-        transcript = BootstrapKeys.transcript(helloBody, BootstrapProtocol.body(ours, nonce, info));
-        return BootstrapProtocol.reply(ours, nonce, BootstrapKeys.proof(key, BootstrapKeys.SERVER, transcript), info);
+        transcript = BootstrapKeys.transcript(helloBody, BootstrapProtocol.body(ours, nonce, identity));
+        return BootstrapProtocol.reply(ours, nonce, BootstrapKeys.proof(key, BootstrapKeys.SERVER, transcript), identity);
     }
 
     /** Checks the client's proof: it holds the pair's key, so it is the process it claims to be. */
@@ -54,25 +51,50 @@ final class ServerBootstrap {
         }
     }
 
-    /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */
-    Channel connect(InetAddress peer) throws IOException {
-        channel = endpoint.connect(clientInfo, peer, key);
-        endpoint = null;
-        return channel;
+    /**
+     * Creates the endpoint (step 2) and makes the INFO that tells the client its information,
+     * vouched for by the pair key.
+     *
+     * @param localAddress where the client's connection arrived: a listener the client needs is
+     *     opened there
+     */
+    ByteBuffer create(Transport transport, int socketId, EndpointSizes sizes, InetAddress localAddress)
+            throws IOException {
+        endpoint = transport.createEndpoint(socketId, sizes);
+        byte[] info = endpoint.localInfo(clientInfo, localAddress);
+        return BootstrapProtocol.serverInfo(info, BootstrapKeys.infoMac(key, transcript, info));
     }
 
-    /** Releases what was created, after a failure: the endpoint, or the channel it became. */
+    /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */
+    void connect(InetAddress peer) throws IOException {
+        Endpoint connecting = endpoint;
+        endpoint = null; // consumed by its connect, whether it succeeds or not
+        channel = connecting.connect(clientInfo, peer, key);
+    }
+
+    /** The connected channel, once {@link #connect} returned; from now on the caller's. */
+    Channel takeChannel() {
+        Channel taken = channel;
+        channel = null;
+        return taken;
+    }
+
+    /** Releases the endpoint, or the channel it became, after a failure. */
     void abandon() {
+        if (channel != null) {
+            closeQuietly(channel);
+            channel = null;
+        } else if (endpoint != null) {
+            closeQuietly(endpoint);
+            endpoint = null;
+        }
+    }
+
+    private static void closeQuietly(Closeable resource) {
         try {
-            if (channel != null) {
-                channel.close();
-            } else if (endpoint != null) {
-                endpoint.close();
-            }
+            resource.close();
         } catch (IOException | RuntimeException e) {
             // the failure that led here is what gets reported
         }
-        channel = null;
-        endpoint = null;
     }
 }

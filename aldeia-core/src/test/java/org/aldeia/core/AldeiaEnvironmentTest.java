@@ -72,7 +72,17 @@ class AldeiaEnvironmentTest {
                 }
 
                 @Override
-                public byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) {
+                public byte[] identity() {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public byte[] identityOf(byte[] remoteInfo) {
+                    throw new UnsupportedOperationException();
+                }
+
+                @Override
+                public byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) {
                     throw new UnsupportedOperationException();
                 }
 

@@ -231,11 +231,11 @@ class AldeiaSocketTest extends InMemoryEnvironmentTest {
     }
 
     @Test
-    void peerWithAbsurdInformationLengthIsRejected() throws Exception {
+    void peerWithAbsurdReplyLengthIsRejected() throws Exception {
         byte[] hello = ByteBuffer.allocate(12).putInt(BootstrapProtocol.MAGIC).putInt(BootstrapProtocol.VERSION)
                 .putInt(-5).array();
         IOException e = connectToForeignServer(hello, 5000);
-        assertTrue(e.getMessage().contains("invalid connection information length -5"), e.getMessage());
+        assertTrue(e.getMessage().contains("invalid bootstrap reply length -5"), e.getMessage());
     }
 
     @Test

@@ -157,6 +157,30 @@ class BootstrapAttackTest {
         return ByteBuffer.allocate(start.remaining() + hello.remaining()).put(start).put(hello).flip();
     }
 
+    /** A whole HELLO of a process nobody knows gets the reply, but no endpoint until its proof, which never comes. */
+    @Test
+    void aStrangersWholeHelloCostsNoEndpoint() throws Exception {
+        int endpoints = InMemoryTransportProvider.openEndpoints();
+        List<SocketChannel> strangers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 10; i++) {
+                SocketChannel stranger = SocketChannel.open(address());
+                strangers.add(stranger);
+                stranger.write(impostorHello(1_000_000 + i, new PeerKeys().publicKey()));
+                DataInputStream in = new DataInputStream(stranger.socket().getInputStream());
+                assertEquals(BootstrapProtocol.MAGIC, in.readInt(), "a whole HELLO is answered");
+                in.readInt();
+                in.readFully(new byte[in.readInt()]);
+            }
+            assertEquals(endpoints, InMemoryTransportProvider.openEndpoints(), "an endpoint before the proof");
+        } finally {
+            for (SocketChannel stranger : strangers) {
+                stranger.close();
+            }
+        }
+        legitimateExchange();
+    }
+
     @Test
     void aClientClaimingAKnownProcessWithAnotherKeyPairHearsNothing() throws Exception {
         legitimateExchange(); // the client's and the server's processes now share a key
@@ -206,9 +230,8 @@ class BootstrapAttackTest {
                         DataInputStream in = new DataInputStream(c.socket().getInputStream());
                         in.readLong(); // start
                         in.readFully(new byte[in.readInt()]);
-                        byte[] info = ByteBuffer.allocate(16).putLong(real.id()).putLong(Long.MAX_VALUE).array();
                         c.write(BootstrapProtocol.reply(publicKey, BootstrapKeys.nonce(),
-                                new byte[BootstrapProtocol.PROOF_BYTES], info));
+                                new byte[BootstrapProtocol.PROOF_BYTES], real.identity()));
                         in.read();
                     } catch (IOException e) {
                         throw new java.io.UncheckedIOException(e);

@@ -2,6 +2,7 @@ package org.aldeia.vapi;
 
 import com.sun.jna.Memory;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.function.IntSupplier;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.Endpoint;
@@ -150,15 +151,27 @@ public final class VapiTransport implements Transport {
         return introducer.publicKey();
     }
 
-    /**
-     * The pair key with the peer of {@code remoteInfo}, by its information 1 (the introducer
-     * checks that identity against the key); a {@link ConnectionInfo} that does not parse is not
-     * a VAPI peer's.
-     */
+    /** Information 1, 4 bytes big-endian. */
     @Override
-    public byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException {
-        ConnectionInfo remote = ConnectionInfo.parse(remoteInfo);
-        return introducer.pairKey(remote.id(), peerPublicKey, "VAPI peer " + remote.id());
+    public byte[] identity() {
+        return ByteBuffer.allocate(Integer.BYTES).putInt(localId).array();
+    }
+
+    /** Information 1 of a {@link ConnectionInfo}; one that does not parse is not a VAPI peer's. */
+    @Override
+    public byte[] identityOf(byte[] remoteInfo) throws IOException {
+        return ByteBuffer.allocate(Integer.BYTES).putInt(ConnectionInfo.parse(remoteInfo).id()).array();
+    }
+
+    /** The pair key with the peer whose information 1 is {@code remoteIdentity} (the introducer checks it against the key). */
+    @Override
+    public byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) throws IOException {
+        if (remoteIdentity == null || remoteIdentity.length != Integer.BYTES) {
+            throw new IOException("malformed VAPI identity from the peer: "
+                    + (remoteIdentity == null ? "none" : remoteIdentity.length + " bytes") + ", expected 4");
+        }
+        int id = ByteBuffer.wrap(remoteIdentity).getInt();
+        return introducer.pairKey(id, peerPublicKey, "VAPI peer " + id);
     }
 
     /** Frees the protection domain and releases the HCA; call after every channel closed. */

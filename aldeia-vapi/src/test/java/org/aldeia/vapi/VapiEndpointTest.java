@@ -125,10 +125,16 @@ class VapiEndpointTest {
         assertEquals(local, introducer.answeredOn);
         assertEquals(4242, answer.id());
         assertArrayEquals(new byte[] {4, 2}, transport.publicKey());
-        assertArrayEquals(new byte[] {2, 1}, transport.pairKey(client, new byte[] {1, 2}), "the introducer's key");
-        byte[] stranger = new ConnectionInfo(556, 77, 1024, new byte[0]).encode();
+        assertArrayEquals(new byte[] {0, 0, 0x10, (byte) 0x92}, transport.identity(), "information 1, 4242");
+        byte[] clientIdentity = transport.identityOf(client);
+        assertArrayEquals(new byte[] {0, 0, 2, 0x2b}, clientIdentity, "the client's information 1, 555");
+        assertArrayEquals(new byte[] {2, 1}, transport.pairKey(clientIdentity, new byte[] {1, 2}), "the introducer's key");
+        byte[] stranger = transport.identityOf(new ConnectionInfo(556, 77, 1024, new byte[0]).encode());
         IOException refused = assertThrows(IOException.class, () -> transport.pairKey(stranger, new byte[] {1, 2}));
         assertTrue(refused.getMessage().contains("VAPI peer 556"), refused.getMessage());
+        assertThrows(IOException.class, () -> transport.identityOf(new byte[5]), "not connection information");
+        IOException malformed = assertThrows(IOException.class, () -> transport.pairKey(new byte[5], new byte[] {1, 2}));
+        assertTrue(malformed.getMessage().contains("5 bytes, expected 4"), malformed.getMessage());
         server.close();
         transport.close();
     }

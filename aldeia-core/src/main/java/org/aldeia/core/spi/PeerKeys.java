@@ -15,8 +15,8 @@ import java.security.spec.NamedParameterSpec;
 import java.security.spec.XECPublicKeySpec;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import javax.crypto.KeyAgreement;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -38,8 +38,27 @@ public final class PeerKeys {
 
     private final KeyPair pair;
     private final byte[] publicKey;
-    /** Pair keys already agreed, by the peer's public key in hex: one X25519 per peer. */
-    private final Map<String, byte[]> agreed = new ConcurrentHashMap<>();
+    /**
+     * How many agreed pair keys are kept: anybody may send a HELLO with a new public key, so the
+     * cache is bounded; a peer pushed out costs one more X25519 on its next connection.
+     */
+    static final int REMEMBERED = 1024;
+    /** Pair keys already agreed, by the peer's public key in hex, least recently used first. */
+    private final Map<String, byte[]> agreed = new LinkedHashMap<>(64, 0.75f, true) {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, byte[]> eldest) {
+            return size() > REMEMBERED;
+        }
+    };
+
+    /** How many pair keys are remembered now, for tests. */
+    int remembered() {
+        synchronized (agreed) {
+            return agreed.size();
+        }
+    }
 
     /** Makes this process's key pair. */
     public PeerKeys() throws IOException {
@@ -71,10 +90,16 @@ public final class PeerKeys {
             throw new IOException(peerName + " sent a public key of " + (peerPublicKey == null ? 0 : peerPublicKey.length)
                     + " bytes, not " + KEY_BYTES);
         }
-        byte[] key = agreed.get(HexFormat.of().formatHex(peerPublicKey));
+        String peer = HexFormat.of().formatHex(peerPublicKey);
+        byte[] key;
+        synchronized (agreed) {
+            key = agreed.get(peer);
+        }
         if (key == null) {
-            key = derive(peerPublicKey, peerName);
-            agreed.put(HexFormat.of().formatHex(peerPublicKey), key);
+            key = derive(peerPublicKey, peerName); // outside the lock: two at once agree the same key
+            synchronized (agreed) {
+                agreed.put(peer, key);
+            }
         }
         return key.clone();
     }

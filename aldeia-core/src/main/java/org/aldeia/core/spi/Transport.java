@@ -23,17 +23,29 @@ public interface Transport extends Closeable {
     byte[] publicKey();
 
     /**
-     * The key this process and the peer of {@code remoteInfo} (the peer's
-     * {@link Endpoint#localInfo()}) prove themselves with, the peer's public key being
-     * {@code peerPublicKey}: agreed from the two processes' key pairs ({@link PeerKeys}), or the
-     * run secret of a static run. Checks the identity the information claims: a peer this
-     * process already knows must come with the key it came with before, and a peer claiming to be
-     * this process must have this process's public key. A server calls it before it creates
-     * anything for a client, so it is also where a transport checks that the information is its
-     * own.
-     *
-     * @throws IOException if {@code remoteInfo} is not this transport's connection information,
-     *     or its identity does not go with {@code peerPublicKey}
+     * Who this process is to its peers' transports, as the pair key depends on it (VAPI:
+     * information 1, the LID or MicroVAPI's DECK id). A server sends it in its reply, before the
+     * client has proved itself, instead of its endpoint's information, which it creates only
+     * for a client that has.
      */
-    byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException;
+    byte[] identity();
+
+    /**
+     * The identity a peer's connection information ({@link Endpoint#localInfo()}) carries.
+     *
+     * @throws IOException if {@code remoteInfo} is not this transport's connection information
+     */
+    byte[] identityOf(byte[] remoteInfo) throws IOException;
+
+    /**
+     * The key this process and the peer whose identity is {@code remoteIdentity} prove
+     * themselves with, the peer's public key being {@code peerPublicKey}: agreed from the two
+     * processes' key pairs ({@link PeerKeys}), or the run secret of a static run. Checks the
+     * identity: a peer this process already knows must come with the key it came with before,
+     * and a peer claiming to be this process must have this process's public key.
+     *
+     * @throws IOException if {@code remoteIdentity} is not one of this transport's, or does not
+     *     go with {@code peerPublicKey}
+     */
+    byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) throws IOException;
 }

@@ -1,6 +1,7 @@
 package org.aldeia.core.memory;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,9 +60,23 @@ public final class InMemoryTransport implements Transport {
         return keys.publicKey();
     }
 
+    /** The transport's id, 8 bytes. */
     @Override
-    public byte[] pairKey(byte[] remoteInfo, byte[] peerPublicKey) throws IOException {
-        long peer = InMemoryEndpoint.transportOf(remoteInfo);
+    public byte[] identity() {
+        return ByteBuffer.allocate(Long.BYTES).putLong(id).array();
+    }
+
+    @Override
+    public byte[] identityOf(byte[] remoteInfo) throws IOException {
+        return ByteBuffer.allocate(Long.BYTES).putLong(InMemoryEndpoint.transportOf(remoteInfo)).array();
+    }
+
+    @Override
+    public byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) throws IOException {
+        if (remoteIdentity == null || remoteIdentity.length != Long.BYTES) {
+            throw new IOException("an in-memory identity is 8 bytes, not " + (remoteIdentity == null ? 0 : remoteIdentity.length));
+        }
+        long peer = ByteBuffer.wrap(remoteIdentity).getLong();
         String name = "in-memory transport " + peer;
         if ((peer == id) != keys.isOwn(peerPublicKey)) {
             throw new IOException(name + (peer == id ? " claims to be this process with another key pair"
