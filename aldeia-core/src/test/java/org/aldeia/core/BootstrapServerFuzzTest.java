@@ -1,0 +1,197 @@
+package org.aldeia.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import org.aldeia.core.spi.Channel;
+import org.aldeia.core.spi.Endpoint;
+import org.aldeia.core.spi.Transport;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Fuzzes the server side of the bootstrap ({@link BootstrapAcceptor}, {@link ServerBootstrap})
+ * through a real loopback connection, one input per connection ({@link SeededFuzzer}).
+ *
+ * <p>An input is a script: its first byte (mod 4) says how far this test plays a genuine
+ * client before it sends the rest of the input in place of what comes next, then ends its side:
+ * 0 from the first byte, 1 after the start (magic, version), 2 after the HELLO and the server's
+ * reply (in place of the proof), 3 after the proof, the server's INFO and its CONNECTED (in place
+ * of our CONNECTED). For every input the server must: close the connection within its step deadlines;
+ * say nothing to a client that did not start with the magic and version and a whole HELLO; send
+ * its INFO (and create an endpoint) only to a client that proved the key; accept only a client
+ * that proved it and confirmed; and be back to preparing nothing, with every endpoint it made
+ * released.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class BootstrapServerFuzzTest extends BootstrapFuzzing {
+
+    private static final int STEP_MILLIS = 300;
+    /** Far beyond the deadlines of all the steps an input can reach. */
+    private static final int CLOSE_WAIT_MILLIS = 10 * STEP_MILLIS + 2000;
+    private static final InetSocketAddress LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    private ServerSocketChannel listener;
+    private BootstrapAcceptor acceptor;
+    private Transport clientTransport;
+
+    @BeforeEach
+    void start() throws IOException {
+        listener = ServerSocketChannel.open().bind(LOOPBACK, 64);
+        BootstrapAcceptor.Sockets sockets = new BootstrapAcceptor.Sockets() {
+            @Override
+            public AldeiaSocket newSocket() {
+                return new AldeiaSocket(server);
+            }
+
+            @Override
+            public Transport transport() throws IOException {
+                return server.transport();
+            }
+        };
+        acceptor = new BootstrapAcceptor(listener, 4, "fuzz", BootstrapAcceptor.Mode.ALDEIA,
+                new BootstrapAcceptor.Limits(STEP_MILLIS, 16), sockets);
+        clientTransport = client.transport();
+    }
+
+    @AfterEach
+    void stop() throws IOException {
+        acceptor.close();
+        listener.close();
+    }
+
+    @Test
+    void theServerSurvivesMalformedAndHalfGenuineClients() throws Exception {
+        fuzz("bootstrap-server", this::play);
+        play(new byte[] {3, BootstrapProtocol.CONNECTED}); // and a genuine client is still accepted
+    }
+
+    private void play(byte[] input) throws Exception {
+        int stage = input.length == 0 ? 0 : (input[0] & 0xff) % 4;
+        byte[] raw = input.length == 0 ? input : Arrays.copyOfRange(input, 1, input.length);
+        Endpoint endpoint = null;
+        Channel channel = null;
+        try (Socket socket = new Socket()) {
+            socket.connect(listener.getLocalAddress(), 5000);
+            socket.setSoTimeout(CLOSE_WAIT_MILLIS);
+            OutputStream out = socket.getOutputStream();
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            if (stage >= 1) {
+                out.write(BootstrapProtocol.start().array());
+            }
+            if (stage >= 2) {
+                endpoint = clientTransport.createEndpoint(0, sizes);
+                byte[] hello = BootstrapProtocol.body(clientTransport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
+                out.write(BootstrapProtocol.hello(hello).array());
+                BootstrapProtocol.Reply reply = readReply(in);
+                if (stage == 3) {
+                    byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
+                    byte[] key = clientTransport.pairKey(reply.identity(), reply.publicKey());
+                    assertTrue(BootstrapKeys.verify(key, BootstrapKeys.SERVER, transcript, reply.proof()));
+                    out.write(BootstrapKeys.proof(key, BootstrapKeys.CLIENT, transcript));
+                    byte[] info = readServerInfo(in, key, transcript);
+                    channel = endpoint.connect(info, InetAddress.getLoopbackAddress(), key);
+                    endpoint = null;
+                    assertEquals(BootstrapProtocol.CONNECTED, in.read(), "the server's CONNECTED after a genuine proof");
+                }
+            }
+            out.write(raw);
+            socket.shutdownOutput();
+            byte[] rest = readUntilClosed(in);
+            checkWhatTheServerSaid(stage, raw, rest);
+            boolean confirmed = stage == 3 && raw.length > 0 && raw[0] == BootstrapProtocol.CONNECTED;
+            if (confirmed) {
+                try (BootstrapAcceptor.Prepared accepted = acceptor.accept(5000)) {
+                    assertInstanceOf(BootstrapAcceptor.AldeiaClient.class, accepted);
+                }
+            }
+        } finally {
+            if (channel != null) {
+                channel.close();
+            }
+            if (endpoint != null) {
+                endpoint.close();
+            }
+        }
+        awaitNothingPrepared();
+        assertThrows(SocketTimeoutException.class, () -> acceptor.accept(1), "a client accepted that never confirmed");
+    }
+
+    /** Everything the server sends until it closes; it must close within its deadlines. */
+    private static byte[] readUntilClosed(DataInputStream in) throws IOException {
+        try {
+            return in.readAllBytes();
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the server held the connection for more than " + CLOSE_WAIT_MILLIS + " ms", e);
+        }
+    }
+
+    /** The server's INFO after a genuine proof: its endpoint's information, vouched for by the key. */
+    private static byte[] readServerInfo(DataInputStream in, byte[] key, byte[] transcript) throws IOException {
+        int length = in.readInt();
+        assertTrue(length >= 0 && length <= BootstrapProtocol.MAX_INFO_LENGTH, "INFO length " + length);
+        byte[] info = new byte[length], mac = new byte[BootstrapProtocol.PROOF_BYTES];
+        in.readFully(info);
+        in.readFully(mac);
+        assertTrue(BootstrapKeys.verifyInfo(key, transcript, info, mac), "the server's INFO does not carry the key's MAC");
+        return info;
+    }
+
+    private static BootstrapProtocol.Reply readReply(DataInputStream in) throws IOException {
+        assertEquals(BootstrapProtocol.MAGIC, in.readInt(), "a genuine HELLO is answered");
+        assertEquals(BootstrapProtocol.VERSION, in.readInt());
+        int length = in.readInt();
+        assertTrue(length >= BootstrapProtocol.REPLY_FIXED && length <= BootstrapProtocol.MAX_REPLY_LENGTH, "" + length);
+        byte[] body = new byte[length];
+        in.readFully(body);
+        return BootstrapProtocol.Reply.parse(body, "the server");
+    }
+
+    /**
+     * Stage 0: nothing, unless the input was a start and a whole HELLO, and then one reply and no
+     * more (its proof cannot be right); stages 1 and 2 likewise, nothing after the reply; stage
+     * 3: nothing more.
+     */
+    private static void checkWhatTheServerSaid(int stage, byte[] raw, byte[] rest) {
+        if (stage >= 2 || rest.length == 0) {
+            assertEquals(0, rest.length, "the server sent " + rest.length + " bytes more in stage " + stage);
+            return;
+        }
+        ByteBuffer sent = ByteBuffer.wrap(raw);
+        if (stage == 0) {
+            assertTrue(raw.length >= BootstrapProtocol.START_BYTES && sent.getInt() == BootstrapProtocol.MAGIC
+                    && sent.getInt() == BootstrapProtocol.VERSION, "the server answered a client without the magic and version");
+        }
+        assertTrue(sent.remaining() >= Integer.BYTES, "the server answered before a HELLO");
+        int helloLength = sent.getInt();
+        assertTrue(BootstrapProtocol.validHelloLength(helloLength) && sent.remaining() >= helloLength,
+                "the server answered a HELLO of length " + helloLength + " with " + sent.remaining() + " bytes after it");
+        ByteBuffer reply = ByteBuffer.wrap(rest);
+        assertTrue(rest.length >= 12 && reply.getInt() == BootstrapProtocol.MAGIC && reply.getInt() == BootstrapProtocol.VERSION,
+                "the server's answer is not a reply");
+        assertEquals(12 + reply.getInt(), rest.length, "the server sent more than its reply (an INFO without proof?)");
+    }
+
+    private void awaitNothingPrepared() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+        while (acceptor.preparing() != 0) {
+            assertTrue(System.nanoTime() - deadline < 0, acceptor.preparing() + " connections still being prepared");
+            TimeUnit.MILLISECONDS.sleep(1);
+        }
+    }
+}
