@@ -109,7 +109,11 @@ static void in_free(sci_in_t *in)
     for (int c = 0; c < sci.n; c++) {
         if (c == sci.self || !__atomic_load_n(sci_ctl_hello(sci.self, c), __ATOMIC_SEQ_CST)) continue;
         if (sci_ctl_attach(c, 0)) continue;                 /* gone: nobody to tell */
-        __atomic_store_n(&sci_flow_at(c, sci.self, in->slot)->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+        sci_flow_t *f = sci_flow_at(c, sci.self, in->slot);
+        /* A mailbox that stopped over an impossible value says so to every sender, also to one
+         * whose flow line violation() could not reach (its area no longer named its owner). */
+        if (in->violated[0]) __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
+        __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
         ring_sender(c);                                     /* a sender blocked on flow control */
     }
     deck_seg_remove(&in->seg);

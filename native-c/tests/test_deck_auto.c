@@ -273,6 +273,7 @@ int main(void)
     char line[LINE_MAX_];
     unsetenv("DECK_TRANSPORT");                                    /* auto is the dynamic default */
     util_pair_key();                                               /* before the forks: shared */
+    util_shm_reclaim();                                            /* left-overs of killed processes */
     int segments = util_shm_segments("");
     child_t r = start(run_r, "R");
 

@@ -134,7 +134,10 @@ int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s)
         CHECK(pid > 0);
         int id = 0;
         while (id < n && pids[id] != pid) id++;
-        CHECK(id < n);
+        if (id == n) {                    /* another child of the test's (a helper process) */
+            left++;
+            continue;
+        }
         pids[id] = 0;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
         if (WIFEXITED(status)) fprintf(stderr, "  node %d exited with %d\n", id, WEXITSTATUS(status));
@@ -169,6 +172,13 @@ int util_shm_segments(const char *prefix)
         if (e->d_name[0] != '.' && strncmp(e->d_name, prefix, strlen(prefix)) == 0) count++;
     closedir(d);
     return count;
+}
+
+static int no_work(int id, int n, void *arg) { return 0; }
+
+void util_shm_reclaim(void)
+{
+    CHECK(util_run_nodes_on("sci", 1, no_work, NULL, 30) == 0);
 }
 
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg)

@@ -32,7 +32,8 @@ void util_sleep_ms(int ms);
 
 /* Runs fn(id, n, arg) in n forked processes, each inside deck_init_static on a fresh nodes
  * file; deck_done follows a zero return. A child is killed after timeout_s. Returns 0 when
- * every child exited 0, else prints which failed, kills the rest and returns 1. */
+ * every child exited 0, else prints which failed, kills the rest and returns 1. Other children
+ * of the caller that end meanwhile are reaped and ignored. */
 typedef int (*util_node_fn)(int id, int n, void *arg);
 int util_run_nodes(int n, util_node_fn fn, void *arg, int timeout_s);
 
@@ -43,6 +44,10 @@ int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, 
  * static run's DECK_RUN_KEY, "dyn" for dynamic claims, "" for all) are in its directory
  * /dev/shm/deck-<uid> (sci transport). */
 int util_shm_segments(const char *prefix);
+
+/* Removes what dead processes left in this user's segment directory (as every sci deck_init
+ * does first), so that a count of it taken next changes only with the caller's own processes. */
+void util_shm_reclaim(void);
 
 /* Runs the named test function and prints PASS/FAIL; returns 1 on failure. */
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg);
