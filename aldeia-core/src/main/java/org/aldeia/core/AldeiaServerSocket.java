@@ -29,6 +29,12 @@ import org.aldeia.core.spi.Transport;
 public class AldeiaServerSocket extends ServerSocket {
 
     private static final int DEFAULT_BACKLOG = 50;
+    /**
+     * The kernel's queue of connections for the acceptor to take: the acceptor takes them as they
+     * come (the backlog it keeps is its slots), so under a burst of connections (a flood, many
+     * clients at once) a short kernel queue would only drop SYNs, which cost a client a second.
+     */
+    private static final int KERNEL_BACKLOG = 1024;
 
     private final AldeiaEnvironment environment;
     private final StoredSocketOptions options = StoredSocketOptions.forServerSocket();
@@ -104,7 +110,7 @@ public class AldeiaServerSocket extends ServerSocket {
             ServerSocketChannel channel = ServerSocketChannel.open();
             try {
                 options.applyExplicit(channel);
-                channel.bind(address, backlog < 1 ? DEFAULT_BACKLOG : backlog);
+                channel.bind(address, Math.max(KERNEL_BACKLOG, backlog));
             } catch (IOException | RuntimeException e) {
                 channel.close();
                 throw e;

@@ -3,6 +3,7 @@ package org.aldeia.core;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
@@ -444,6 +445,10 @@ final class BootstrapAcceptor implements Closeable {
             drop(a, "speaks bootstrap version " + version + ", this server " + BootstrapProtocol.VERSION);
             return;
         }
+        // An Aldeia client: our INFO and CONNECTED go out back to back while the client, busy
+        // connecting, sends nothing to carry its ACK; Nagle would hold the CONNECTED for the
+        // client's delayed ACK (40 ms on Linux).
+        a.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
         step(a);
     }
