@@ -66,6 +66,16 @@ final class ChildJvm implements AutoCloseable {
         return process.exitValue();
     }
 
+    /** Writes {@code line} to the child's stdin. */
+    void send(String line) throws IOException {
+        process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
+        process.getOutputStream().flush();
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
     /** Kills the child at once (SIGKILL): no shutdown hook, no close of its sockets. */
     void kill() throws InterruptedException {
         process.destroyForcibly();

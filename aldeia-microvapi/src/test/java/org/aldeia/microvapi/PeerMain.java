@@ -43,6 +43,8 @@ public final class PeerMain {
         SOURCE_FLUSHED,
         /** Sends stream {@code seed + 1} while receiving the client's stream (both directions at once). */
         EXCHANGE,
+        /** Receives stream {@code seed} until the client ends its output, checking every byte, then answers the count. */
+        VERIFY_UNTIL_END,
         /** Reads one object with an ObjectInputStream and writes it back with an ObjectOutputStream. */
         ECHO_OBJECT,
         /** Closes the server socket, so that {@link #serveUntilStopped} returns. */
@@ -132,6 +134,11 @@ public final class PeerMain {
                 out.flush();
             }
             case EXCHANGE -> StreamCheck.exchange(socket, seed + 1, total);
+            case VERIFY_UNTIL_END -> {
+                long received = StreamCheck.verifyUntilEnd(in, seed);
+                LOG.info("socket {}: {} bytes of stream {} verified", socket.getLocalPort(), received, seed);
+                new DataOutputStream(out).writeLong(received);
+            }
             case ECHO_OBJECT -> {
                 Object received;
                 try {

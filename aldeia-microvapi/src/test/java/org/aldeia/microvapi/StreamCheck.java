@@ -12,6 +12,7 @@ import java.util.HexFormat;
 import java.util.Random;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
+import java.util.function.BooleanSupplier;
 
 /**
  * Self-checking byte streams for the end-to-end tests. A sender writes {@code total} bytes of
@@ -76,6 +77,46 @@ final class StreamCheck {
         byte[] digest = sha.digest();
         out.write(digest);
         return digest;
+    }
+
+    /**
+     * Writes stream {@code seed} in blocks of up to 64 KiB until {@code stop} says so (looked at
+     * between blocks), then ends the output (shutdownOutput); returns how many bytes it wrote.
+     */
+    static long sendUntil(Socket socket, long seed, BooleanSupplier stop) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        Random sizes = new Random(seed);
+        byte[] block = new byte[64 << 10];
+        long sent = 0;
+        while (!stop.getAsBoolean()) {
+            int size = 1 + sizes.nextInt(block.length);
+            content(seed, sent, block, 0, size);
+            out.write(block, 0, size);
+            sent += size;
+        }
+        out.flush();
+        socket.shutdownOutput();
+        return sent;
+    }
+
+    /**
+     * Reads stream {@code seed} until its end, checking every byte against its position;
+     * returns how many bytes it read.
+     *
+     * @throws IOException at the first byte that is not the stream's, naming its position
+     */
+    static long verifyUntilEnd(InputStream in, long seed) throws IOException {
+        byte[] got = new byte[64 << 10], want = new byte[got.length];
+        long received = 0;
+        for (int n; (n = in.read(got)) >= 0; received += n) {
+            content(seed, received, want, 0, n);
+            if (!Arrays.equals(got, 0, n, want, 0, n)) {
+                int at = Arrays.mismatch(got, 0, n, want, 0, n);
+                throw new IOException("byte " + (received + at) + " of stream " + seed + " is " + got[at]
+                        + ", not " + want[at] + ": the stream was corrupted, reordered or lost bytes");
+            }
+        }
+        return received;
     }
 
     /** Mostly small writes by count, some on the MTU's edges; most bytes go in large writes. */

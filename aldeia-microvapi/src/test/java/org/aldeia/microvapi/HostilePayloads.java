@@ -1,0 +1,83 @@
+package org.aldeia.microvapi;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.Random;
+
+/**
+ * What outsiders send ({@link HostileClients}), built from the wire layouts as an outsider
+ * would read them in the documentation: the Aldeia bootstrap's
+ * (org.aldeia.core.BootstrapProtocol), VAPI connection information (org.aldeia.vapi.ConnectionInfo)
+ * and DECK tcp's frames (native-c/deck/tcp.h).
+ */
+final class HostilePayloads {
+
+    private static final int ALDEIA_MAGIC = 0x414C4445;   // "ALDE"
+    private static final int ALDEIA_VERSION = 3;
+    private static final int DECK_AUTH1 = 1;
+    private static final int DECK_AUTH3 = 3;
+    private static final int DECK_DATA = 4;
+    private static final Random RANDOM = new SecureRandom();
+
+    private HostilePayloads() {
+    }
+
+    static byte[] nothing() {
+        return new byte[0];
+    }
+
+    /** Random bytes that do not start with the bootstrap's magic. */
+    static byte[] garbage() {
+        byte[] b = random(64);
+        b[0] = 'x';
+        return b;
+    }
+
+    static byte[] httpGet() {
+        return "GET / HTTP/1.1\r\nHost: victim\r\nUser-Agent: curl/8.5.0\r\nAccept: */*\r\n\r\n"
+                .getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The bootstrap's start, then a HELLO cut off in its middle. */
+    static byte[] truncatedHello() {
+        return ByteBuffer.allocate(8 + 4 + 40).putInt(ALDEIA_MAGIC).putInt(ALDEIA_VERSION).putInt(100)
+                .put(random(40)).array();
+    }
+
+    /** A whole HELLO with a random public key and the VAPI connection information given. */
+    static byte[] hello(int deckId, String deckContact) {
+        byte[] extra = deckContact.getBytes(StandardCharsets.US_ASCII);
+        byte[] info = ByteBuffer.allocate(12 + extra.length).putInt(deckId).putInt(1).putInt(1024).put(extra).array();
+        return ByteBuffer.allocate(8 + 4 + 64 + info.length).putInt(ALDEIA_MAGIC).putInt(ALDEIA_VERSION)
+                .putInt(64 + info.length).put(random(32)).put(random(32)).put(info).array();
+    }
+
+    /**
+     * DECK tcp: an AUTH1 that claims to be node {@code claimed} connecting to {@code victim},
+     * then an AUTH3 whose MAC is made up (the claimer does not hold the pair's key).
+     */
+    static byte[] deckImpersonation(int claimed, int victim) {
+        ByteBuffer b = ByteBuffer.allocate(24 + 24 + 24 + 32);  // header, AUTH1 payload, header, AUTH3 payload
+        frame(b, DECK_AUTH1, claimed, victim, 24).putInt(1).putInt(0).put(random(16));
+        frame(b, DECK_AUTH3, claimed, victim, 32).put(random(32));
+        return b.array();
+    }
+
+    /** DECK tcp: a DATA frame that announces 2^63 - 1 bytes, before any handshake. */
+    static byte[] deckHugeUnprovedFrame(int claimed) {
+        ByteBuffer b = ByteBuffer.allocate(24 + 1024);
+        frame(b, DECK_DATA, claimed, 0x10000, Long.MAX_VALUE).put(random(1024));
+        return b.array();
+    }
+
+    private static ByteBuffer frame(ByteBuffer b, int type, int src, int index, long len) {
+        return b.putInt(type).putInt(src).putInt(index).putInt(0).putLong(len); // 0: reserved
+    }
+
+    private static byte[] random(int n) {
+        byte[] b = new byte[n];
+        RANDOM.nextBytes(b);
+        return b;
+    }
+}
