@@ -22,6 +22,8 @@ enum Transport {
     /** What installing Aldeia costs the connections it leaves plain: no connect rule, so plain TCP. */
     INSTALLED_PLAIN("JDK Socket, Aldeia installed, no rule (TCP)", null, List.of()),
     ALDEIA_STATIC_TCP("Aldeia, DECK static/tcp", "tcp", List.of()),
+    /** What deck_tcp_encryption costs: every DECK tcp connection runs TLS 1.3 (issue 9). */
+    ALDEIA_STATIC_TCP_TLS("Aldeia, DECK static/tcp, TLS 1.3", "tcp", List.of(), Map.of("deck_tcp_encryption", "on")),
     ALDEIA_STATIC_SCI("Aldeia, DECK static/sci", "sci", List.of()),
     /**
      * The thesis's mtu of 1024 makes a 1 MiB write 1024 DECK messages; one block per 64 KiB
