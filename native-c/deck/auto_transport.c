@@ -185,7 +185,7 @@ static int auto_add_peer(int id, const char *host, const char *contact, const ui
     pthread_mutex_lock(&au.lock);
     /* tcp knows every peer, so the contact is checked the same way for all and a peer added
      * again at another address is refused the same way. */
-    int rc = deck_tcp_transport.add_peer(id, host, contact, key);
+    int rc = tcp_introduce(id, host, contact, key);
     if (rc || find(id)) goto out;
     if (au.count == DECK_MAX_NODES) {
         rc = deck_fail(DECK_ENOMEM, "deck_add_peer: more than %d peers", DECK_MAX_NODES);
@@ -194,6 +194,11 @@ static int auto_add_peer(int id, const char *host, const char *contact, const ui
     route_t r = { 0 };
     if ((r.why = choose(shm, &r)) < 0) {
         rc = r.why;
+        goto out;
+    }
+    /* A peer reached over tcp may need the port its bootstrap was told; one on this host never. */
+    if (r.why != VIA_SCI && (rc = tcp_listen_start())) {
+        free(r.detail);
         goto out;
     }
     unsigned h = home(id);

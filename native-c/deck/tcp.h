@@ -220,6 +220,9 @@ int  tcp_auth_timeout_ms(void);
 int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what);
 /* Listens on every port bound but not listening yet. */
 int  tcp_listen_start(void);
+/* deck_add_peer's checks and record, without tcp_listen_start: the auto transport opens the
+ * ports only for a peer it reaches over tcp (tcp_transport.c describes the contact). */
+int  tcp_introduce(int id, const char *host, const char *contact, const uint8_t *key);
 void tcp_listen_stop(void);
 /* A key was added: handshakes waiting for it go on. */
 void tcp_listen_keys_changed(void);

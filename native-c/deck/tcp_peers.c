@@ -147,10 +147,7 @@ int tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const
         deck_cond_broadcast(&p->changed);
     }
     deck_mutex_unlock(&peers_lock);
-    if (rc == DECK_OK) {
-        tcp_listen_keys_changed();                  /* its handshake may be waiting for the key */
-        rc = tcp_listen_start();                    /* a proved peer: ports told in bootstraps open */
-    }
+    if (rc == DECK_OK) tcp_listen_keys_changed();   /* its handshake may be waiting for the key */
     return rc;
 }
 

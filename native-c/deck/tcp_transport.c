@@ -87,12 +87,15 @@ static int tcp_contact_for(const char *peer_contact, const char *local_addr, cha
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact_for: buffer of %zu bytes too small", len);
 }
 
-/* A contact is parts separated by ',': "port=N" (the peer listens there), "tcp" (it does not:
- * it connects to this process) and auto's "shm=..."; anything else is not a contact. */
-static int tcp_add_peer(int id, const char *host, const char *contact, const uint8_t *key)
+/* A contact is parts separated by ',': "port=N" (the peer listens there), "host=A" (an IPv4
+ * address: it listens on A, not on the address its bootstrap was reached at; with port only),
+ * "tcp" (it does not listen: it connects to this process) and auto's "shm=..."; anything else
+ * is not a contact. */
+int tcp_introduce(int id, const char *host, const char *contact, const uint8_t *key)
 {
-    int has_port = 0;
+    int has_port = 0, has_host = 0;
     long port = 0;
+    char listen_host[INET_ADDRSTRLEN];
     for (const char *part = contact; part; part = strchr(part, ',') ? strchr(part, ',') + 1 : NULL) {
         size_t n = strcspn(part, ",");
         if (strncmp(part, "port=", 5) == 0) {
@@ -101,14 +104,34 @@ static int tcp_add_peer(int id, const char *host, const char *contact, const uin
             if (end != part + n || n == 5 || port <= 0 || port > 65535 || has_port)
                 return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid port", contact);
             has_port = 1;
+        } else if (strncmp(part, "host=", 5) == 0) {
+            struct in_addr a;
+            if (n - 5 >= sizeof listen_host || has_host)
+                return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid host", contact);
+            memcpy(listen_host, part + 5, n - 5);
+            listen_host[n - 5] = '\0';
+            if (inet_pton(AF_INET, listen_host, &a) != 1)
+                return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid host", contact);
+            has_host = 1;
         } else if (!(n == 3 && strncmp(part, "tcp", 3) == 0) && strncmp(part, "shm=", 4) != 0) {
-            return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not made of port=N, tcp and shm=... parts",
-                             contact);
+            return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not made of port=N, host=A, tcp and shm=... "
+                             "parts", contact);
         }
     }
+    if (has_host && !has_port)
+        return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' names a host but no port", contact);
+    const char *at = has_host ? listen_host : host;
     struct sockaddr_in addr;
-    int rc = has_port ? tcp_resolve(host, (int)port, &addr, "deck_add_peer") : DECK_OK;
-    return rc ? rc : tcp_peer_add(id, has_port ? &addr : NULL, host, key);
+    int rc = has_port ? tcp_resolve(at, (int)port, &addr, "deck_add_peer") : DECK_OK;
+    return rc ? rc : tcp_peer_add(id, has_port ? &addr : NULL, at, key);
+}
+
+/* Every peer of a tcp-only process is reached over tcp: a proved one opens the ports bound for
+ * the bootstraps (deck_contact_for). */
+static int tcp_add_peer(int id, const char *host, const char *contact, const uint8_t *key)
+{
+    int rc = tcp_introduce(id, host, contact, key);
+    return rc ? rc : tcp_listen_start();
 }
 
 const deck_transport_t deck_tcp_transport = {

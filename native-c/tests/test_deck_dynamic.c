@@ -6,6 +6,8 @@
  * once with DECK_TRANSPORT=tcp (only the server listens, and only once the client is added:
  * before, its port is bound and refuses connections; the client connects and the server
  * sends over that connection), once more over tcp with DECK_TCP_ENCRYPTION=on (TLS 1.3), once
+ * over tcp with the server listening on another address than the bootstrap's (its contact says
+ * "host=127.0.0.2"), once
  * with auto, which must reach the other process (same host) through sci, neither side
  * listening on any port.
  */
@@ -74,6 +76,9 @@ static int refused(int port)
     return rc != 0 && err == ECONNREFUSED;
 }
 
+/* deck_listen_address of the server side, or NULL: it listens where the bootstrap came to. */
+static const char *listen_at;
+
 static int side(int who, int wfd, int rfd, const char *transport)
 {
     char contact[DECK_CONTACT_MAX], peer_contact[DECK_CONTACT_MAX], line[2 * DECK_CONTACT_MAX];
@@ -94,7 +99,11 @@ static int side(int who, int wfd, int rfd, const char *transport)
     }
     CHECK(fscanf(in, "%d %255s", &peer, peer_contact) == 2);
     if (who == 0) {
-        CHECK_OK(deck_contact_for(peer_contact, "127.0.0.1", contact, sizeof contact));
+        /* The bootstrap came to 127.0.0.1; a server with deck_listen_address listens elsewhere
+         * and says where (DeckPeerIntroducer appends the host part). */
+        CHECK_OK(deck_contact_for(peer_contact, listen_at ? listen_at : "127.0.0.1", contact, sizeof contact));
+        if (listen_at && strncmp(contact, "port=", 5) == 0)
+            snprintf(contact + strlen(contact), sizeof contact - strlen(contact), ",host=%s", listen_at);
         int n = snprintf(line, sizeof line, "%d %s\n", self, contact);
         CHECK(write(wfd, line, (size_t)n) == n);
     }
@@ -206,6 +215,9 @@ int main(void)
     setenv("DECK_TCP_ENCRYPTION", "on", 1);
     failed |= run_pair("tcp");
     unsetenv("DECK_TCP_ENCRYPTION");
+    listen_at = "127.0.0.2";              /* a loopback address the client's bootstrap did not use */
+    failed |= run_pair("tcp");
+    listen_at = NULL;
     failed |= run_pair("auto");
     printf("%s test_deck_dynamic\n", failed ? "FAIL" : "PASS");
     return failed;

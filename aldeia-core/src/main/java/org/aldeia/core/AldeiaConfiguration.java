@@ -135,6 +135,11 @@ public final class AldeiaConfiguration {
     /** DECK transport: {@code auto}, {@code tcp}, or {@code sci} (static runs on one host). */
     public String deckTransport() { return (String) values.get(ConfigurationKey.DECK_TRANSPORT); }
 
+    /** Where a dynamic DECK process listens for peers on other hosts; empty: where each one's bootstrap came to. */
+    public Optional<String> deckListenAddress() {
+        return Optional.ofNullable((String) values.get(ConfigurationKey.DECK_LISTEN_ADDRESS));
+    }
+
     /** Whether DECK tcp connections run TLS. */
     public boolean deckTcpEncryption() { return (Boolean) values.get(ConfigurationKey.DECK_TCP_ENCRYPTION); }
 

@@ -107,7 +107,7 @@ final class ConfigurationFileParser {
         return configuration;
     }
 
-    /** deck_id and deck_nodes start DECK statically: both or neither, with a run secret. */
+    /** deck_id and deck_nodes start DECK statically: both or neither, with a run secret, listening where the nodes file says. */
     private void checkStaticDeck(AldeiaConfiguration c) throws AldeiaConfigurationException {
         boolean id = entries.containsKey(ConfigurationKey.DECK_ID), nodes = entries.containsKey(ConfigurationKey.DECK_NODES);
         if (id && !nodes) {
@@ -123,6 +123,10 @@ final class ConfigurationFileParser {
         if ("sci".equals(c.deckTransport()) && !id) {
             throw error(ConfigurationKey.DECK_TRANSPORT, "'sci' needs a static DECK run (deck_id and deck_nodes); "
                     + "without them leave it out or write auto, which reaches peers on this host through shared memory");
+        }
+        if (id && entries.containsKey(ConfigurationKey.DECK_LISTEN_ADDRESS)) {
+            throw error(ConfigurationKey.DECK_LISTEN_ADDRESS, "a static DECK run listens on its address in the nodes "
+                    + "file (deck_file); deck_listen_address is for dynamic runs");
         }
         if (id && c.deckSecretFile().isEmpty() && System.getenv("DECK_SECRET_FILE") == null) {
             throw error(ConfigurationKey.DECK_ID, "a static DECK run needs a run secret: name a file of random bytes, "

@@ -55,6 +55,11 @@ public enum ConfigurationKey {
                     + "one host",
             "auto", "`auto`", "`auto`, `tcp`, `sci` (`gm` reserved)", null,
             ConfigurationValue.choice(List.of("auto", "tcp", "sci"), List.of("gm"), "a DECK transport")),
+    DECK_LISTEN_ADDRESS("deck_listen_address", "DECK dynamic",
+            "the address a dynamic DECK process listens on for peers on other hosts, and tells them in their "
+                    + "bootstrap: e.g. the cluster network's, when the application's port is reached over another",
+            null, "the address each such peer's bootstrap came to", "an IPv4 address of this host", "10.1.0.5",
+            ConfigurationValue.localAddress()),
     DECK_TCP_ENCRYPTION("deck_tcp_encryption", "DECK tcp",
             "`on`: every DECK tcp connection runs TLS 1.3, keyed from the key its two processes proved (no "
                     + "certificates); every JVM of a cluster must say the same",

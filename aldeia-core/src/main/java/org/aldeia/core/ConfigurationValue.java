@@ -2,6 +2,8 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.math.BigInteger;
+import java.net.InetAddress;
+import java.net.NetworkInterface;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -80,6 +82,25 @@ interface ConfigurationValue {
         return (text, directory) -> {
             if (!compiled.matcher(text).matches()) {
                 throw new Problem("'" + text + "' is not " + what);
+            }
+            return text;
+        };
+    }
+
+    /** An IPv4 address in dotted form (no name: nothing is looked up) that is an address of this host. */
+    static ConfigurationValue localAddress() {
+        Pattern dotted = Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
+        return (text, directory) -> {
+            if (!dotted.matcher(text).matches()) {
+                throw new Problem("'" + text + "' is not an IPv4 address such as 10.1.0.5");
+            }
+            try {
+                InetAddress address = InetAddress.getByName(text); // a literal: parsed, not looked up
+                if (!address.isLoopbackAddress() && NetworkInterface.getByInetAddress(address) == null) {
+                    throw new Problem(text + " is not an address of this host");
+                }
+            } catch (IOException e) {
+                throw new Problem("'" + text + "' cannot be checked (" + e + ")");
             }
             return text;
         };

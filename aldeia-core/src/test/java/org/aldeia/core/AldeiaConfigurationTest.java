@@ -285,6 +285,20 @@ class AldeiaConfigurationTest {
     }
 
     @Test
+    void theListenAddressIsAnIpv4AddressOfThisHostForDynamicRunsOnly() throws IOException {
+        assertTrue(AldeiaConfiguration.defaults().deckListenAddress().isEmpty());
+        assertEquals("127.0.0.2", parse("deck_listen_address = 127.0.0.2").deckListenAddress().orElseThrow());
+        assertNames(parseError("deck_listen_address = cluster.example"), 1, "deck_listen_address",
+                "'cluster.example' is not an IPv4 address");
+        assertNames(parseError("deck_listen_address = 10.1.0.256"), 1, "deck_listen_address", "is not an IPv4 address");
+        assertNames(parseError("deck_listen_address = 192.0.2.7"), 1, "deck_listen_address",
+                "192.0.2.7 is not an address of this host"); // TEST-NET-1: never a host's
+        secret();
+        assertNames(parseError("deck_nodes = 2", "deck_id = 0", "deck_secret_file = run.secret",
+                "deck_listen_address = 127.0.0.1"), 4, "deck_listen_address", "listens on its address in the nodes file");
+    }
+
+    @Test
     void sciWithoutAStaticRunPointsToAuto() throws IOException {
         assertNames(parseError("mtu = 1024", "deck_transport = sci"), 2, "deck_transport",
                 "'sci' needs a static DECK run (deck_id and deck_nodes)");

@@ -19,8 +19,10 @@ import org.slf4j.LoggerFactory;
  * <p>Dynamic DECK has no nodes file: the client sends its DECK contact with information 1 and 2
  * ({@code shm=<boot id>.<node>.<nonce>}, or {@code tcp}), the server answers with what the
  * client needs to reach it ({@link Deck#contactFor}: its shared memory for a client on this
- * host, else a DECK tcp port opened then, on the address the bootstrap came to), and each side
- * makes the other reachable with the pair's key before MicroVAPI clones the peer's mailbox.
+ * host, else a DECK tcp port opened then, on the address the bootstrap came to or on
+ * {@code deck_listen_address}, which the contact then names: {@code port=<n>,host=<address>}),
+ * and each side makes the other reachable with the pair's key before MicroVAPI clones the peer's
+ * mailbox.
  * DECK admits the peer on its data path only with that key. Each new peer's route is logged once.
  *
  * <p>Keys: in a dynamic run the pair key is agreed from the two processes' key pairs
@@ -34,12 +36,15 @@ final class DeckPeerIntroducer implements PeerIntroducer {
     private static final Logger LOG = LoggerFactory.getLogger(DeckPeerIntroducer.class);
 
     private final boolean staticRun;
+    /** deck_listen_address; null: the address each client's bootstrap came to. */
+    private final String listenAddress;
     private final PeerKeys keys;
     /** Peers already introduced: DECK keeps a peer's route for the life of the process. */
     private final Set<Integer> known = ConcurrentHashMap.newKeySet();
 
-    DeckPeerIntroducer(boolean staticRun) throws IOException {
+    DeckPeerIntroducer(boolean staticRun, String listenAddress) throws IOException {
         this.staticRun = staticRun;
+        this.listenAddress = listenAddress;
         this.keys = new PeerKeys();
     }
 
@@ -60,8 +65,12 @@ final class DeckPeerIntroducer implements PeerIntroducer {
         if (staticRun) {
             return new byte[0];
         }
-        return Deck.contactFor(new String(remoteExtra, StandardCharsets.US_ASCII), localAddress.getHostAddress())
-                .getBytes(StandardCharsets.US_ASCII);
+        String at = listenAddress != null ? listenAddress : localAddress.getHostAddress();
+        String contact = Deck.contactFor(new String(remoteExtra, StandardCharsets.US_ASCII), at);
+        if (listenAddress != null && contact.startsWith("port=")) {
+            contact += ",host=" + listenAddress; // not where the client's bootstrap went: say where
+        }
+        return contact.getBytes(StandardCharsets.US_ASCII);
     }
 
     @Override

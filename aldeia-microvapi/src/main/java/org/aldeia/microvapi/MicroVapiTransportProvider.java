@@ -47,7 +47,8 @@ public final class MicroVapiTransportProvider implements TransportProvider {
             throw new NativeLibraryMissing(VapiLibrary.fileName(LIBRARY), purpose, e);
         }
         Vapi vapi = VapiLibrary.load(LIBRARY, purpose);
-        PeerIntroducer introducer = new DeckPeerIntroducer(configuration.isStaticDeck());
+        PeerIntroducer introducer = new DeckPeerIntroducer(configuration.isStaticDeck(),
+                configuration.deckListenAddress().orElse(null));
         // The full DECK id is information 1: a LID holds only its low 16 bits, and dynamic ids
         // are wider than that.
         return VapiTransport.open(vapi, MicroVapiInitString.of(configuration), configuration,

@@ -1,6 +1,8 @@
 package org.aldeia.microvapi;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -32,26 +34,34 @@ record ProcessResources(int threads, int descriptors, int segments, Set<Integer>
                 threads += JVM_ELASTIC.matcher(comm(task)).matches() ? 0 : 1;
             }
         }
-        Set<String> sockets = new HashSet<>();
-        int descriptors = 0;
+        int descriptors;
+        try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
+            descriptors = (int) fds.count();
+        }
+        Set<Integer> ports = new TreeSet<>();
+        for (InetSocketAddress address : listeningAddresses(pid)) {
+            ports.add(address.getPort());
+        }
+        return new ProcessResources(threads, descriptors, DeckSegments.ownedBy(pid).size(), ports);
+    }
+
+    /** The addresses (address and port) process {@code pid} listens on. */
+    static Set<InetSocketAddress> listeningAddresses(long pid) throws IOException {
+        Path proc = Path.of("/proc", Long.toString(pid));
+        Set<String> sockets = new HashSet<>();   // the inodes of its sockets
         try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
             for (Path fd : (Iterable<Path>) fds::iterator) {
-                descriptors++;
                 try {
                     String target = Files.readSymbolicLink(fd).toString();
                     if (target.startsWith("socket:[")) {
                         sockets.add(target.substring(8, target.length() - 1));
                     }
                 } catch (NoSuchFileException closedMeanwhile) {
-                    descriptors--;
+                    // not a socket of it any more
                 }
             }
         }
-        Set<Integer> ports = new TreeSet<>();
-        for (String table : List.of("tcp", "tcp6")) {
-            ports.addAll(listening(proc.resolve("net").resolve(table), sockets));
-        }
-        return new ProcessResources(threads, descriptors, DeckSegments.ownedBy(pid).size(), ports);
+        return listening(proc, sockets);
     }
 
     private static String comm(Path task) throws IOException {
@@ -62,22 +72,40 @@ record ProcessResources(int threads, int descriptors, int segments, Set<Integer>
         }
     }
 
-    /** Local ports of the LISTEN sockets in a /proc/net/tcp table whose inode is one of {@code sockets}. */
-    private static Set<Integer> listening(Path table, Set<String> sockets) throws IOException {
-        Set<Integer> ports = new HashSet<>();
-        if (!Files.exists(table)) {
-            return ports;
-        }
-        List<String> lines = Files.readAllLines(table);
-        for (String line : lines.subList(1, lines.size())) {
-            String[] f = line.trim().split("\\s+");
-            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-            if (f.length > 9 && f[3].equals(LISTEN) && sockets.contains(f[9])) {
-                String local = f[1];
-                ports.add(Integer.parseInt(local.substring(local.indexOf(':') + 1), 16));
+    /**
+     * The local addresses of the LISTEN sockets in /proc/PID/net/tcp and tcp6 whose inode is one of
+     * {@code sockets}. An address there is the kernel's 32-bit words in hex, each in this
+     * machine's (little-endian) order, then ':' and the port in hex.
+     */
+    private static Set<InetSocketAddress> listening(Path proc, Set<String> sockets) throws IOException {
+        Set<InetSocketAddress> addresses = new HashSet<>();
+        for (String name : List.of("tcp", "tcp6")) {
+            Path table = proc.resolve("net").resolve(name);
+            if (!Files.exists(table)) {
+                continue;
+            }
+            List<String> lines = Files.readAllLines(table);
+            for (String line : lines.subList(1, lines.size())) {
+                String[] f = line.trim().split("\\s+");
+                // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+                if (f.length > 9 && f[3].equals(LISTEN) && sockets.contains(f[9])) {
+                    String[] local = f[1].split(":");
+                    addresses.add(new InetSocketAddress(address(local[0]), Integer.parseInt(local[1], 16)));
+                }
             }
         }
-        return ports;
+        return addresses;
+    }
+
+    private static InetAddress address(String hexWords) throws IOException {
+        byte[] bytes = new byte[hexWords.length() / 2];
+        for (int w = 0; w < bytes.length / 4; w++) {
+            int word = Integer.parseUnsignedInt(hexWords.substring(8 * w, 8 * w + 8), 16);
+            for (int b = 0; b < 4; b++) {
+                bytes[4 * w + b] = (byte) (word >>> (8 * b));
+            }
+        }
+        return InetAddress.getByAddress(bytes);
     }
 
     /**
