@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/tcp.h>
 #include "util_deck.h"
 #include "../deck/tcp.h"
 
@@ -142,6 +143,8 @@ static int dial(void)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     CHECK(fd >= 0);
     CHECK(connect(fd, (struct sockaddr *)&target, sizeof target) == 0);
+    int one = 1;                      /* a frame right after the handshake goes out at once, as DECK's do */
+    CHECK(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
     return fd;
 }
 

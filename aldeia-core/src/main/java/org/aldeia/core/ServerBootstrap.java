@@ -68,8 +68,13 @@ final class ServerBootstrap {
     /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */
     void connect(InetAddress peer) throws IOException {
         Endpoint connecting = endpoint;
-        endpoint = null; // consumed by its connect, whether it succeeds or not
-        channel = connecting.connect(clientInfo, peer, key);
+        endpoint = null;
+        try {
+            channel = connecting.connect(clientInfo, peer, key);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(connecting); // a connect that failed may have left it open
+            throw e;
+        }
     }
 
     /** The connected channel, once {@link #connect} returned; from now on the caller's. */
