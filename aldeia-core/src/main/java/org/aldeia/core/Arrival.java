@@ -52,6 +52,8 @@ final class Arrival {
     boolean slotHeld;
     /** Whether the client proved the pair's key: from then on a failure is worth a warning. */
     boolean proved;
+    /** Closed or pushed out: work queued for it is skipped (read by the workers). */
+    volatile boolean abandoned;
     ServerBootstrap server;
     AldeiaSocket socket;
     BufferSizes sizes;

@@ -20,6 +20,7 @@ import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -56,6 +57,11 @@ final class BootstrapAcceptor implements Closeable {
     /** Accepted per turn of the loop, so that the clients already there are read between. */
     private static final int ACCEPTS_PER_TURN = 32;
     private static final int MAX_WORKERS = 8;
+    /**
+     * Work waiting for the workers: a client has one piece at a time, and work for a client that
+     * is gone meanwhile is skipped, so this bound is reached only when the workers cannot keep up.
+     */
+    private static final int WORK_QUEUE = 2 * MAX_UNPROVED;
     private static final long WORKER_IDLE_MILLIS = 2_000;
     /** After a failed accept (out of descriptors), accepting pauses this long. */
     private static final long ACCEPT_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
@@ -155,7 +161,7 @@ final class BootstrapAcceptor implements Closeable {
         listener.register(selector, SelectionKey.OP_ACCEPT);
         AtomicInteger workerCount = new AtomicInteger();
         this.workers = new ThreadPoolExecutor(MAX_WORKERS, MAX_WORKERS, WORKER_IDLE_MILLIS, TimeUnit.MILLISECONDS,
-                new LinkedBlockingQueue<>(), work -> {
+                new LinkedBlockingQueue<>(WORK_QUEUE), work -> {
                     Thread t = new Thread(work, "aldeia-bootstrap-" + name + "-" + workerCount.incrementAndGet());
                     t.setDaemon(true);
                     return t;
@@ -286,14 +292,16 @@ final class BootstrapAcceptor implements Closeable {
         a.enter(Arrival.Stage.START, BootstrapProtocol.START_BYTES, stepNanos);
         arrivals.add(a);
         preparingCount = arrivals.size();
-        ArrayDeque<Arrival> same = unproved.computeIfAbsent(a.remote.getAddress(), k -> new ArrayDeque<>());
-        if (same.size() >= limits.perAddress()) {
+        ArrayDeque<Arrival> same = unproved.get(a.remote.getAddress());
+        if (same != null && same.size() >= limits.perAddress()) {
             pushOut(same.peekFirst(), "pushed out by newer connections from its address");
         }
-        if (unprovedCount >= MAX_UNPROVED) {
-            pushOut(oldestUnproved(), "pushed out by newer connections");
+        Arrival oldest = unprovedCount >= MAX_UNPROVED ? oldestUnproved() : null;
+        if (oldest != null) {
+            pushOut(oldest, "pushed out by newer connections");
         }
-        same.addLast(a);
+        // after the push-outs, which may have emptied the address's queue and removed it
+        unproved.computeIfAbsent(a.remote.getAddress(), k -> new ArrayDeque<>()).addLast(a);
         unprovedCount++;
         step(a); // its first bytes are often there already
     }
@@ -522,27 +530,38 @@ final class BootstrapAcceptor implements Closeable {
 
     /** Runs native work on a worker; the selector thread goes on with {@code then}, or fails the client. */
     private void work(Arrival a, NativeWork work, Runnable then) {
-        workers.execute(() -> {
-            Runnable outcome;
-            try {
-                work.run();
-                outcome = then;
-            } catch (Throwable e) { // an Error too: the client and its slot must be given back
-                outcome = () -> fail(a, e);
-            }
-            Runnable next = outcome;
-            finished.add(() -> {
-                if (arrivals.contains(a)) {
-                    next.run();
-                } else {
-                    abandon(a, null); // closed meanwhile
-                }
-            });
-            selector.wakeup();
-            if (loopEnded) {
-                runFinished();
+        try {
+            workers.execute(() -> run(a, work, then));
+        } catch (RejectedExecutionException e) {
+            fail(a, new IOException("the server is too busy to prepare " + a.name() + " (" + WORK_QUEUE
+                    + " preparations waiting)"));
+        }
+    }
+
+    /** On a worker: the work, then its outcome handed to the selector thread. */
+    private void run(Arrival a, NativeWork work, Runnable then) {
+        if (a.abandoned) {
+            return; // pushed out or closed while it waited: its work would be for nobody
+        }
+        Runnable outcome;
+        try {
+            work.run();
+            outcome = then;
+        } catch (Throwable e) { // an Error too: the client and its slot must be given back
+            outcome = () -> fail(a, e);
+        }
+        Runnable next = outcome;
+        finished.add(() -> {
+            if (arrivals.contains(a)) {
+                next.run();
+            } else {
+                abandon(a, null); // closed meanwhile
             }
         });
+        selector.wakeup();
+        if (loopEnded) {
+            runFinished();
+        }
     }
 
     @FunctionalInterface
@@ -584,6 +603,7 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     private void abandon(Arrival a, Throwable why) {
+        a.abandoned = true;
         leave(a, false);
         if (a.server != null) {
             a.server.abandon();

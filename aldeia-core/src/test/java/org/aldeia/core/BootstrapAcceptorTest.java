@@ -11,6 +11,8 @@ import java.net.InetSocketAddress;
 import java.net.SocketException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -62,6 +64,44 @@ class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
                 assertEquals(second.getLocalPort(), accepted.getPort());
             } finally {
                 second.close();
+            }
+        }
+    }
+
+    /**
+     * With room for one unproved client per address, each newcomer pushes out the one before: the
+     * acceptor keeps exactly one, however many come (a newcomer that emptied its address's queue
+     * by pushing out the last one was once tracked nowhere, and the count of unproved clients only
+     * grew until the acceptor stopped), and an Aldeia client still connects.
+     */
+    @Test
+    void oneUnprovedClientPerAddressMeansTheNewestOnly() throws Exception {
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 64);
+                BootstrapAcceptor acceptor = new BootstrapAcceptor(listener, 4, "test", BootstrapAcceptor.Mode.ALDEIA,
+                        new BootstrapAcceptor.Limits(5000, 1), sockets(0))) {
+            List<SocketChannel> silent = new ArrayList<>();
+            try {
+                for (int i = 0; i < 6; i++) {
+                    SocketChannel s = SocketChannel.open(listener.getLocalAddress());
+                    s.write(BootstrapProtocol.start());
+                    silent.add(s);
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    while (acceptor.preparing() != 1 && System.nanoTime() - deadline < 0) {
+                        Thread.sleep(5);
+                    }
+                    assertEquals(1, acceptor.preparing(), "unproved clients kept after " + (i + 1) + " came");
+                }
+            } finally {
+                for (SocketChannel s : silent) {
+                    s.close();
+                }
+            }
+            AldeiaSocket client = new AldeiaSocket(environment);
+            client.connect(listener.getLocalAddress(), 5000);
+            try (AldeiaSocket accepted = ((BootstrapAcceptor.AldeiaClient) acceptor.accept(10_000)).socket()) {
+                assertEquals(client.getLocalPort(), accepted.getPort());
+            } finally {
+                client.close();
             }
         }
     }
