@@ -208,6 +208,12 @@ int deck_contact_for(const char *peer_contact, const char *local_addr, char *buf
     if (core.mode != MODE_DYNAMIC)
         return deck_fail(DECK_ESTATE, "deck_contact_for: only a dynamic run (deck_init_dynamic) has contacts");
     if (!peer_contact || !local_addr || !buf || !len) return deck_fail(DECK_EINVAL, "deck_contact_for: null argument");
+    /* A client's contact is deck_contact's: "tcp" or "shm=...". One that names a port or a host
+     * would have this process connect wherever the client says, not to the client. */
+    for (const char *part = peer_contact; part; part = strchr(part, ',') ? strchr(part, ',') + 1 : NULL)
+        if (strncmp(part, "port=", 5) == 0 || strncmp(part, "host=", 5) == 0)
+            return deck_fail(DECK_EINVAL, "deck_contact_for: the peer's contact '%s' names a port or a host, which only "
+                             "a server's does", peer_contact);
     return core.tp->contact_for ? core.tp->contact_for(peer_contact, local_addr, buf, len) : core.tp->contact(buf, len);
 }
 

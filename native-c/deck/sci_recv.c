@@ -213,7 +213,9 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
     return 1;
 }
 
-static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *msg)
+/* `at` is the header in the sender's buffer; h, the copy of it that was checked and is used (the
+ * sender could change the one in shared memory between a check and a use). */
+static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, const sci_p2_header_t *h, deck_msg_t *msg)
 {
     sci_from_t *st = &in->from[i];
     if (h->datalen > h->real_datalen || h->real_datalen != deck_seg_roundup(h->datalen)
@@ -221,7 +223,7 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *h, deck_msg_t *ms
         return violation(in, i, "a protocol-2 header of %u (%u) bytes at %u of a %zu-byte buffer", h->datalen,
                          h->real_datalen, st->p2_cursor, sci.cfg.medbuf);
     if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
-    memcpy(msg->buf, h + 1, h->datalen);
+    memcpy(msg->buf, at + 1, h->datalen);
     msg->len = h->datalen;
     msg->pos = 0;
     st->p2_cursor += DECK_SEG_LINE + h->real_datalen;
@@ -251,13 +253,21 @@ static int p3_window(sci_in_t *in, int i, uint64_t off, size_t len, int *last)
     sci_waiter_t w;
     sci_wait_start(&w, sci_mbox_bell(in->seg.addr), -1);
     int rc = DECK_OK;
+    int closed = 0;
     for (;;) {
         /* -1 ends the message; the sender may already have replaced it by its next request. */
         if (__atomic_load_n(signal, __ATOMIC_ACQUIRE) != st->p3_next) { *last = 1; break; }
         if (__atomic_load_n(&req->filled, __ATOMIC_ACQUIRE) == st->p3_tag) { *last = 0; break; }
+        /* A live sender that never fills the window must not hold a destroy up for ever. */
+        if ((closed = __atomic_load_n(&in->closed, __ATOMIC_ACQUIRE))) break;
         if ((rc = sci_wait_next(&w, i))) break;
     }
     sci_wait_end(&w);
+    if (closed) {
+        st->broken = 1;
+        return deck_fail(DECK_ECLOSED, "deck_mbox_retrv: the mailbox was destroyed in the middle of a %zu-byte "
+                         "message from node %d", len, i);
+    }
     if (rc) {
         st->broken = 1;
         return deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d went away in the middle of a %zu-byte message", i, len);
@@ -346,18 +356,21 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
         /* A header line past medbuf - 64 does not fit: a sender starts a new round instead. */
         if (st->p2_cursor > sci.cfg.medbuf - DECK_SEG_LINE)
             return violation(in, i, "%u protocol-2 messages waiting past the end of its buffer", pending);
-        const sci_p2_header_t *h = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
-        int32_t ahead = (int32_t)(h->seq - st->seq);
-        if (ahead == 0) return take_p2(in, i, h, msg);
+        const sci_p2_header_t *at = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
+        sci_p2_header_t h;
+        memcpy(&h, at, sizeof h);          /* read once: checked and used as one */
+        int32_t ahead = (int32_t)(h.seq - st->seq);
+        if (ahead == 0) return take_p2(in, i, at, &h, msg);
         if (ahead < 0 || ahead > most_ahead())
-            return violation(in, i, "protocol-2 message number %u when number %u comes next", h->seq, st->seq);
+            return violation(in, i, "protocol-2 message number %u when number %u comes next", h.seq, st->seq);
     }
     const sci_p3_request_t *req = sci_mbox_request(seg, i);
     if (__atomic_load_n(sci_mbox_signal(seg, i), __ATOMIC_ACQUIRE) == st->p3_next && req->seq == st->seq) {
-        if (req->size > deck_entry_limit_of(entry))
+        uint64_t size = __atomic_load_n(&req->size, __ATOMIC_RELAXED);   /* read once */
+        if (size > deck_entry_limit_of(entry))
             return violation(in, i, "a protocol-3 message of %llu bytes, above the mailbox's limit of %lu",
-                             (unsigned long long)req->size, deck_entry_limit_of(entry));
-        return take_p3(in, i, req->size, msg);
+                             (unsigned long long)size, deck_entry_limit_of(entry));
+        return take_p3(in, i, (size_t)size, msg);
     }
     if (p1) return take_p1(in, i, pkt, flag, msg);
     /* A packet of a later message is there, so everything before it is too (the sender's stores

@@ -299,8 +299,11 @@ static int try_open(deck_seg_t *s)
         return -2;                           /* not a segment of this user's: never mapped */
     }
     if (pread(fd, &o, sizeof o, 0) == (ssize_t)sizeof o && o.magic == SEG_MAGIC) {
+        /* The size is the owner's word: it must fit in the file (no wrap), else the mapping would
+         * be smaller than what its users take it for. */
+        int fits = (uint64_t)st.st_size >= sizeof o && o.size <= (uint64_t)st.st_size - sizeof o;
         if (!owner_alive(&o)) got = -1;
-        else if (o.available && (uint64_t)st.st_size >= sizeof o + o.size) got = 1;
+        else if (o.available && fits) got = 1;
     }
     if (got == 1) {
         s->fd = fd;

@@ -115,6 +115,7 @@ typedef struct tcp_conn {
     struct tcp_peer *peer;
     atomic_int       refs;         /* the reader, the peer (as its send connection), each sender */
     atomic_int       closed;
+    atomic_int       ready;        /* frames may go out on it: proved, and encrypted when asked */
     deck_mutex_t     send_lock;    /* whole frames */
     deck_thread_t    reader;
     char             origin[96];   /* "node 5 at 127.0.0.1:41234", for logs and errors */
@@ -218,7 +219,8 @@ int  tcp_auth_timeout_ms(void);
  * tcp_listen_start: a dynamic process tells a peer its port in the bootstrap, before the peer has
  * proved itself, and opens it once a peer has (deck_add_peer), so a stranger's HELLO opens nothing. */
 int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what);
-/* Listens on every port bound but not listening yet. */
+/* Listens on every port bound but not listening yet (all of them, whichever bootstrap a port
+ * was bound for: one listener per local address, shared by every peer that came there). */
 int  tcp_listen_start(void);
 /* deck_add_peer's checks and record, without tcp_listen_start: the auto transport opens the
  * ports only for a peer it reaches over tcp (tcp_transport.c describes the contact). */

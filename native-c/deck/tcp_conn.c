@@ -83,6 +83,7 @@ static int encrypt_accepted(tcp_conn_t *c)
         deck_log("%s", deck_last_error());
         return 0;
     }
+    atomic_store(&c->ready, 1);
     install(c);
     return 1;
 }
@@ -123,6 +124,7 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     c->peer = peer;
     atomic_init(&c->refs, 1);                 /* the reader's */
     atomic_init(&c->closed, 0);
+    atomic_init(&c->ready, !accept_tls);      /* an accepted one to encrypt is ready once it is */
     deck_mutex_init(&c->send_lock);
     snprintf(c->origin, sizeof c->origin, "%s", origin);
     if (accept_tls && !(c->tls = malloc(sizeof *c->tls))) {
@@ -131,8 +133,15 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     }
     if (accept_tls) *c->tls = *accept_tls;
     tcp_peers_lock();
-    peer->readers++;                          /* before the reader can end: tcp_peer_lost counts down */
+    int gone = peer->gone;                    /* final: what it sends now would come after its end */
+    if (!gone) peer->readers++;               /* before the reader can end: tcp_peer_lost counts down */
     tcp_peers_unlock();
+    if (gone) {
+        free(c->tls);
+        tcp_conn_unref(c);
+        return deck_fail(DECK_EPEER, "deck tcp: node %d has left the run; its new connection (%s) is refused",
+                         peer->id, origin);
+    }
     deck_mutex_lock(&conns_lock);
     if (!conns_cond_ready) {
         deck_cond_init(&conns_cond);
@@ -187,7 +196,7 @@ tcp_conn_t *tcp_conn_other(const struct tcp_peer *p, const tcp_conn_t *c)
     tcp_conn_t *found = NULL;
     deck_mutex_lock(&conns_lock);
     for (tcp_conn_t *o = live; o && !found; o = o->next)
-        if (o != c && o->peer == p && !atomic_load(&o->closed) && !o->tls) found = o;
+        if (o != c && o->peer == p && !atomic_load(&o->closed) && atomic_load(&o->ready)) found = o;
     if (found) atomic_fetch_add(&found->refs, 1);
     deck_mutex_unlock(&conns_lock);
     return found;

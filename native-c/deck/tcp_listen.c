@@ -328,7 +328,10 @@ int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, co
         L.listening[k] = 0;
         L.n++;
     }
-    if (now && (rc = start_locked(k, what))) goto out;
+    if (now && (rc = start_locked(k, what))) {
+        if (k == L.n - 1 && !L.listening[k]) close(L.fds[--L.n]);   /* made here and of no use: gone */
+        goto out;
+    }
     *bound_port = ntohs(L.addrs[k].sin_port);
 out:
     deck_mutex_unlock(&L.lock);

@@ -77,7 +77,7 @@ static int tcp_contact(char *buf, size_t len)
 }
 
 /* Every peer of a tcp-only process is reached over tcp: it gets a port on local_addr, which
- * listens once a peer is added (tcp_listen_open). */
+ * listens once a peer is added (tcp_listen_start). */
 static int tcp_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
 {
     struct sockaddr_in addr;

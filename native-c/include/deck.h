@@ -105,10 +105,11 @@ int deck_is_initialized(void);
  * when it offers shared memory (auto), else "tcp" (it does not listen: the peer is reached over
  * the connection it opens to the peer). */
 int deck_contact(char *buf, size_t len);
-/* Dynamic mode: what this process tells the peer whose contact is `peer_contact` and whose
- * bootstrap arrived on this host's address `local_addr`: its shared memory when that peer will
- * be reached through it, else "port=N" of a tcp listener on local_addr, opened now if needed (a
- * process whose peers are all on its host listens on nothing). */
+/* Dynamic mode: what this process tells the peer whose contact (deck_contact's: "tcp" or
+ * "shm=...", else DECK_EINVAL) is `peer_contact` and whose bootstrap arrived on this host's address
+ * `local_addr`: its shared memory when that peer will be reached through it, else "port=N" of a
+ * tcp port on local_addr, bound now if needed and listened on once a peer reached over tcp is
+ * added (a process whose peers are all on its host listens on nothing). */
 int deck_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len);
 /* Dynamic mode: makes peer `id` reachable at `host` with the contact it published, proving
  * itself (and this process to it) with `key` on every connection. A second call for `id` must

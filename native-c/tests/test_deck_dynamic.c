@@ -99,6 +99,9 @@ static int side(int who, int wfd, int rfd, const char *transport)
     }
     CHECK(fscanf(in, "%d %255s", &peer, peer_contact) == 2);
     if (who == 0) {
+        /* A client's contact never names a port or a host: this side would connect there. */
+        CHECK_RC(deck_contact_for("tcp,port=22,host=10.0.0.1", "127.0.0.1", contact, sizeof contact), DECK_EINVAL);
+        CHECK_RC(deck_contact_for("port=22", "127.0.0.1", contact, sizeof contact), DECK_EINVAL);
         /* The bootstrap came to 127.0.0.1; a server with deck_listen_address listens elsewhere
          * and says where (DeckPeerIntroducer appends the host part). */
         CHECK_OK(deck_contact_for(peer_contact, listen_at ? listen_at : "127.0.0.1", contact, sizeof contact));

@@ -26,6 +26,10 @@
 #include "../deck/tcp.h"
 
 #define MESSAGES 3000
+/* The run's nodes: 0 (the victim receiver), 1 (its sender), and one id for each connection the
+ * attacker makes as a member: a node whose connection node 0 ended has left the run for good,
+ * so each member attack comes as another node. */
+#define NODES 16
 #define AUTH_MS  400
 
 static int open_fds(void)
@@ -56,7 +60,7 @@ static void *serve_stats(void *arg)
 
 static int node0(const char *nodes, pipes_t *ctl)
 {
-    CHECK_OK(deck_init_static(0, 3, nodes));
+    CHECK_OK(deck_init_static(0, NODES, nodes));
     deck_mbox_t victim, open;
     deck_msg_t m;
     CHECK_OK(deck_mbox_create(&open, "open"));        /* any member may post, 4 KiB at most */
@@ -88,7 +92,7 @@ static int node0(const char *nodes, pipes_t *ctl)
 
 static int node1(const char *nodes, int hold)
 {
-    CHECK_OK(deck_init_static(1, 3, nodes));
+    CHECK_OK(deck_init_static(1, NODES, nodes));
     deck_mbox_t victim;
     deck_msg_t m;
     CHECK_OK(deck_mbox_clone_at(&victim, 0, "victim"));
@@ -187,9 +191,16 @@ static void attack(const char *name, int fd, int expect_ms)
     printf("  %-58s closed after %ld ms\n", name, ms);
 }
 
-/* A connection that proves itself as node 2 with the run key: a member of the run. */
+static deck_node_addr_t *addrs;
+static int next_member = 2;
+
+/* A connection that proves itself, with the run key, as a member of the run not seen before
+ * (tcp_peers_self() says which). */
 static int member(void)
 {
+    CHECK(next_member < NODES);
+    tcp_peers_done();
+    CHECK_OK(tcp_peers_init(next_member++, NODES, addrs));   /* the handshake claims this id */
     int fd = dial();
     tcp_io_t io = { .fd = fd };
     CHECK_OK(tcp_auth_connect(&io, 0, deck_auth_run_key(), 2000, "node 0"));
@@ -260,7 +271,7 @@ static void attack_as_stranger(void)
 static int lookup(int fd, const char *name)
 {
     unsigned char reply[TCP_FRAME_BYTES];
-    send_frame(fd, FRAME_LOOKUP, 2, 0, strlen(name), name, strlen(name));
+    send_frame(fd, FRAME_LOOKUP, tcp_peers_self(), 0, strlen(name), name, strlen(name));
     CHECK(recv(fd, reply, sizeof reply, MSG_WAITALL) == (ssize_t)sizeof reply);
     tcp_frame_t f;
     tcp_frame_decode(reply, &f);
@@ -273,28 +284,28 @@ static void attack_as_member(void)
     int fd = member();
     int victim = lookup(fd, "victim"), open = lookup(fd, "open");
     char payload[100] = "injected";
-    send_frame(fd, FRAME_DATA, 2, victim, sizeof payload, payload, sizeof payload);
+    send_frame(fd, FRAME_DATA, tcp_peers_self(), victim, sizeof payload, payload, sizeof payload);
     attack("member: a message for a mailbox that admits node 1 only", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_DATA, 2, open, 4097, NULL, 0);
+    send_frame(fd, FRAME_DATA, tcp_peers_self(), open, 4097, NULL, 0);
     attack("member: 4097 bytes for a mailbox that admits 4096", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_DATA, 2, 0x7fff0000, 1ull << 40, NULL, 0);
+    send_frame(fd, FRAME_DATA, tcp_peers_self(), 0x7fff0000, 1ull << 40, NULL, 0);
     attack("member: a message of 2^40 bytes", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_DATA, 2, -5, 8, payload, 8);
+    send_frame(fd, FRAME_DATA, tcp_peers_self(), -5, 8, payload, 8);
     attack("member: a negative mailbox index", fd, 1000);
 
     fd = member();
-    send_frame(fd, 99, 2, 0, 0, NULL, 0);
+    send_frame(fd, 99, tcp_peers_self(), 0, 0, NULL, 0);
     attack("member: frame type 99", fd, 1000);
 
     fd = member();
     unsigned char h[TCP_FRAME_BYTES];
-    tcp_frame_t reserved = { .type = FRAME_DATA, .src = 2, .index = open, .len = 8 };
+    tcp_frame_t reserved = { .type = FRAME_DATA, .src = tcp_peers_self(), .index = open, .len = 8 };
     tcp_frame_encode(h, &reserved);
     h[13] = 1;                                       /* bytes 12..15 are reserved, 0 */
     send_all(fd, h, sizeof h);
@@ -306,22 +317,28 @@ static void attack_as_member(void)
     attack("member: a frame claiming to come from node 1", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_LOOKUP, 2, 0, 6, "vi\0tim", 6);
+    send_frame(fd, FRAME_LOOKUP, tcp_peers_self(), 0, 6, "vi\0tim", 6);
     attack("member: a mailbox name with a NUL byte", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_LOOKUP_REPLY, 2, 3, 0, NULL, 0);
+    send_frame(fd, FRAME_LOOKUP_REPLY, tcp_peers_self(), 3, 0, NULL, 0);
     attack("member: a lookup answer nobody asked for", fd, 1000);
 
     fd = member();
-    send_frame(fd, FRAME_AUTH1, 2, 0, TCP_AUTH1_BYTES, payload, TCP_AUTH1_BYTES);
+    send_frame(fd, FRAME_AUTH1, tcp_peers_self(), 0, TCP_AUTH1_BYTES, payload, TCP_AUTH1_BYTES);
     attack("member: a second handshake on a proved connection", fd, 1000);
+
+    /* Node 2's connection was ended above: it has left the run, and comes back in vain (what it
+     * sent now would arrive after its mailboxes' watchers were told it had gone). */
+    next_member = 2;
+    fd = member();
+    attack("member: a node that has left, connecting again", fd, 1000);
 }
 
 int main(void)
 {
     char nodes[64];
-    util_nodes_file(3, nodes, sizeof nodes);
+    util_nodes_file(NODES, nodes, sizeof nodes);
     setenv("DECK_AUTH_TIMEOUT_MS", "400", 1);
     setenv("DECK_TRANSPORT", "tcp", 1);
     int to0[2], from0[2];
@@ -353,11 +370,9 @@ int main(void)
     close(hold[0]);
 
     CHECK_OK(deck_auth_load_run_secret());
-    deck_node_addr_t *addrs;
-    CHECK_OK(deck_nodes_read(nodes, 3, &addrs));
+    CHECK_OK(deck_nodes_read(nodes, NODES, &addrs));
     CHECK_OK(tcp_resolve(addrs[0].host, addrs[0].port, &target, "test"));
-    CHECK_OK(tcp_peers_init(2, 3, addrs));     /* the handshake claims node 2, a member's id */
-    free(addrs);
+    CHECK_OK(tcp_peers_init(next_member, NODES, addrs));      /* a stranger's claims need an id too */
     int pending, live, baseline;
     do {
         util_sleep_ms(20);
@@ -378,6 +393,7 @@ int main(void)
     CHECK(waitpid(p0, &status, 0) == p0);
     ok &= WIFEXITED(status) && WEXITSTATUS(status) == 0;
     tcp_peers_done();
+    free(addrs);
     deck_auth_clear();
     unlink(nodes);
     printf("%s test_tcp_attacks (the stream of %d messages arrived whole and in order)\n", ok ? "PASS" : "FAIL", MESSAGES);

@@ -126,7 +126,9 @@ public final class Deck {
      * Dynamic mode: what this process tells the peer whose {@link #contact()} is
      * {@code peerContact} and whose bootstrap arrived on this host's {@code localAddress} (the
      * server side): its shared memory when that peer will be reached through it, else
-     * {@code port=N} of a tcp listener on {@code localAddress}, opened now if needed.
+     * {@code port=N} of a tcp port on {@code localAddress}, bound now if needed and listened on once
+     * a peer reached over tcp is added. A contact that names a port or a host is not a client's
+     * and is refused.
      */
     public static String contactFor(String peerContact, String localAddress) throws DeckException {
         DeckNative.ensureLoaded();
