@@ -118,7 +118,7 @@ class BootstrapClientFuzzTest extends BootstrapFuzzing {
             }
             out.write(raw);
             socket.shutdownOutput();
-            in.readAllBytes(); // until the client closes
+            BootstrapFuzzing.drainUntilClosed(in); // until the client closes
             return genuine.takeChannel();
         } catch (IOException | RuntimeException | Error e) {
             genuine.abandon();

@@ -3,7 +3,10 @@ package org.aldeia.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketException;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.aldeia.core.spi.EndpointSizes;
 import org.junit.jupiter.api.AfterEach;
@@ -30,6 +33,25 @@ abstract class BootstrapFuzzing {
     void closeEnvironments() throws IOException {
         server.close();
         client.close();
+    }
+
+    /**
+     * What the peer sends until it closes. A peer that closes with bytes of ours unread resets
+     * the connection (TCP does that, rightly): that is an end too, not a failure of the peer.
+     */
+    static byte[] drainUntilClosed(InputStream in) throws IOException {
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        byte[] buffer = new byte[4096];
+        try {
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                got.write(buffer, 0, n);
+            }
+        } catch (SocketException e) {
+            if (!String.valueOf(e.getMessage()).contains("reset")) {
+                throw e;
+            }
+        }
+        return got.toByteArray();
     }
 
     /** Runs fuzz target {@code name} with {@code target}; every endpoint it made must be closed after. */
