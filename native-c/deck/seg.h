@@ -11,7 +11,9 @@
  * carries its owner record (pid + process start time) so that deck_seg_reclaim() can unlink the
  * segments of a process that died without deck_done, and a peer can tell that its owner is gone.
  * A process that exits without deck_done (a JVM with sockets still open) unlinks its own at
- * exit; only a killed one leaves them for the next reclaim.
+ * exit; only a killed one leaves them, for the next reclaim: at any process's deck_init, and at
+ * the deck_done (or exit) of a process that outlives it. The directory goes with its last
+ * segment.
  *
  * Who may map them (shared/spec/security.md): segments live in a directory of this user's,
  * mode 0700 (/dev/shm/deck-<uid>), so another user can neither open one nor plant one under a
@@ -100,7 +102,8 @@ int  deck_seg_owner_alive(const deck_seg_t *s);
 void deck_seg_disconnect(deck_seg_t *s);   /* user side: unmap */
 void deck_seg_remove(deck_seg_t *s);       /* owner side: unmap and unlink */
 
-/* Unlinks every segment of this user whose owner has died; returns how many. */
+/* Unlinks every segment of this user whose owner has died; returns how many. deck_seg_open and
+ * deck_seg_close call it. */
 int  deck_seg_reclaim(void);
 
 /* Waiter: arm (count itself in), read, re-check its condition, wait(read value), ..., disarm.

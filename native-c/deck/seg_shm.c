@@ -7,8 +7,9 @@
  * The first 64 bytes of every object are its owner record {magic, available, pid, start time,
  * size}; the user area follows, so it is 64-byte aligned like the mapping. A segment whose
  * owner has died (pid gone, a zombie, or the pid reused by a process with another start time)
- * is unlinked by the next deck_seg_reclaim(), i.e. at the next deck_init of any run of this
- * user; a connect never accepts such a left-over as the live segment of the same name.
+ * is unlinked by the next deck_seg_reclaim(), i.e. at the next deck_init or deck_done of any
+ * run of this user; a connect never accepts such a left-over as the live segment of the same
+ * name. The directory is removed with its last segment.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -172,7 +173,19 @@ int deck_seg_open(int self, const char *token)
     return DECK_OK;
 }
 
-void deck_seg_close(void) { memset(&me, 0, sizeof me); }
+/* What dead processes left goes, and the directory with the last segment: it stays only while
+ * somebody's segments are in it (rmdir refuses otherwise). */
+static void tidy_dir(void)
+{
+    deck_seg_reclaim();
+    rmdir(me.dir);
+}
+
+void deck_seg_close(void)
+{
+    if (me.dir[0]) tidy_dir();
+    memset(&me, 0, sizeof me);
+}
 
 static void seg_name(deck_seg_t *s, const char *token, int node, int id)
 {
@@ -186,6 +199,8 @@ static int create_named(deck_seg_t *s, size_t size)
 {
     s->size = deck_seg_roundup(size);
     s->fd = open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (s->fd < 0 && errno == ENOENT && private_dir() == DECK_OK)   /* another process's tidy_dir */
+        s->fd = open(s->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (s->fd < 0)
         return deck_fail_errno(errno == EEXIST ? DECK_EEXIST : DECK_EIO, errno,
                                "deck_init: cannot create shared segment %s (another run with the same key?)", s->name);
@@ -428,8 +443,10 @@ int deck_seg_reclaim(void) { return unlink_segments(left_over); }
  * the owner gone as they would after a crash. */
 static void unlink_own_at_exit(void)
 {
-    if (me.pid && me.pid == getpid())                        /* not closed, not a forked child */
+    if (me.pid && me.pid == getpid()) {                      /* not closed, not a forked child */
         unlink_segments(owned_by_this_process);
+        tidy_dir();
+    }
 }
 
 /* ---- doorbells: a futex on a shared word (not FUTEX_PRIVATE: the waker is another process) ---- */

@@ -97,6 +97,7 @@ static void foreign_directories_refused(void)
     struct stat st;
     CHECK(lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700 && st.st_uid == getuid());
     CHECK_OK(deck_done());
+    CHECK(lstat(dir, &st) != 0 && errno == ENOENT);                 /* it goes with its last segment */
     unlink(nodes);
 }
 

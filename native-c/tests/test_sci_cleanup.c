@@ -1,8 +1,9 @@
 /*
  * Life cycle of the sci transport's shared segments: a normal run leaves nothing in /dev/shm;
  * a process killed with SIGKILL mid-run leaves its segments, its peers notice (a watched
- * retrieve and a post blocked on it fail with DECK_EPEER instead of hanging), and the next
- * deck_init of any run removes the left-overs. Bad thresholds are refused naming the variable.
+ * retrieve and a post blocked on it fail with DECK_EPEER instead of hanging), and the left-overs
+ * go at the deck_done of a peer that outlives it, or, when none does, at the next deck_init of
+ * any run. Bad thresholds are refused naming the variable.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -139,7 +140,32 @@ static void test_killed_process_is_reclaimed(void)
         else CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     }
     unlink(path);
-    /* control, message and mailbox segment of the dead node are left... */
+    /* the survivors' deck_done removed what the dead node left */
+    CHECK(util_shm_segments(key) == 0);
+
+    /* A node killed with nobody to outlive it: its control, message and mailbox segments are
+     * left... */
+    snprintf(key, sizeof key, "cleanL%d", (int)getpid());
+    setenv("DECK_RUN_KEY", key, 1);
+    util_nodes_file(1, path, sizeof path);
+    CHECK(pipe(ready) == 0);
+    fflush(NULL);
+    pid_t lone = fork();
+    CHECK(lone >= 0);
+    if (lone == 0) {
+        alarm(60);
+        deck_mbox_t mb;
+        CHECK_OK(deck_init_static(0, 1, path));
+        CHECK_OK(deck_mbox_create(&mb, "lone"));
+        CHECK(write(ready[1], "k", 1) == 1);
+        for (;;) pause();                         /* until SIGKILL */
+    }
+    close(ready[1]);
+    CHECK(read(ready[0], &c, 1) == 1);
+    close(ready[0]);
+    CHECK(kill(lone, SIGKILL) == 0);
+    CHECK(waitpid(lone, NULL, 0) == lone);
+    unlink(path);
     CHECK(util_shm_segments(key) == 3);
     /* ... until the next deck_init, here of another run */
     unsetenv("DECK_RUN_KEY");
