@@ -5,7 +5,6 @@
  * go at the deck_done of a peer that outlives it, or, when none does, at the next deck_init of
  * any run. Bad thresholds are refused naming the variable.
  */
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,16 +187,6 @@ static void expect_config_error(const char *var, const char *value, const char *
     unsetenv(var);
 }
 
-static int open_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    CHECK(d != NULL);
-    while (readdir(d)) n++;
-    closedir(d);
-    return n;
-}
-
 static void test_bad_configuration(void)
 {
     char path[64];
@@ -218,11 +207,11 @@ static void test_bad_configuration(void)
     setenv("DECK_TRANSPORT", "sci", 1);
     setenv("DECK_MSG_BUF_LIMIT", "1000", 1);
     setenv("DECK_MEDBUF_SIZE", "1088", 1);
-    int fds = open_fds();
+    int fds = util_open_fds();
     CHECK_OK(deck_init_static(0, 1, path));
-    CHECK(open_fds() == fds);                 /* segments are mapped, their descriptors closed */
+    CHECK(util_open_fds() == fds);                 /* segments are mapped, their descriptors closed */
     CHECK_OK(deck_done());
-    CHECK(open_fds() == fds);
+    CHECK(util_open_fds() == fds);
     unsetenv("DECK_MSG_BUF_LIMIT");
     unsetenv("DECK_MEDBUF_SIZE");
     unsetenv("DECK_TRANSPORT");

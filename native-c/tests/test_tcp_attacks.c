@@ -10,7 +10,6 @@
  * handshakes, connections and descriptors are back to what they were.
  */
 #include <errno.h>
-#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,16 +31,6 @@
 #define NODES 16
 #define AUTH_MS  400
 
-static int open_fds(void)
-{
-    int n = 0;
-    DIR *d = opendir("/proc/self/fd");
-    CHECK(d != NULL);
-    while (readdir(d)) n++;
-    closedir(d);
-    return n;
-}
-
 /* ---- node 0: the victim receiver; answers "stats" on its control pipe ---- */
 
 typedef struct { int in, out; } pipes_t;
@@ -52,7 +41,7 @@ static void *serve_stats(void *arg)
     char cmd[16];
     while (read(p->in, cmd, sizeof cmd) > 0) {
         char line[96];
-        int n = snprintf(line, sizeof line, "%d %d %d\n", tcp_listen_pending(), tcp_conns_live(), open_fds());
+        int n = snprintf(line, sizeof line, "%d %d %d\n", tcp_listen_pending(), tcp_conns_live(), util_open_fds());
         CHECK(write(p->out, line, (size_t)n) == n);
     }
     return NULL;

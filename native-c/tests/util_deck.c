@@ -160,6 +160,16 @@ int util_run_nodes_on(const char *transport, int n, util_node_fn fn, void *arg, 
     return failed;
 }
 
+int util_open_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    CHECK(d != NULL);
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
 int util_shm_segments(const char *prefix)
 {
     char dir[64];

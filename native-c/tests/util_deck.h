@@ -26,6 +26,8 @@ const unsigned char *util_pair_key(void);
 /* Writes a temporary nodes file "127.0.0.1:port" for n nodes on free ports; path gets its name;
  * also makes the run secret (util_run_secret). */
 void util_nodes_file(int n, char *path, size_t len);
+/* Entries of /proc/self/fd: this process's open descriptors (and the one reading them). */
+int util_open_fds(void);
 /* Milliseconds on the monotonic clock. */
 long util_now_ms(void);
 void util_sleep_ms(int ms);
