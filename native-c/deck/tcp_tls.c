@@ -185,6 +185,23 @@ static int await(int fd, int err)
     return p.revents & (POLLERR | POLLNVAL) ? -EPIPE : 0;
 }
 
+/* One SSL_read into `in` or SSL_write from `out` (the other NULL) under the stream's lock: a
+ * TLS connection is one state machine for both directions. Returns the call's result and its
+ * SSL error in *err (SSL_ERROR_NONE when it moved bytes), errno as the call left it. */
+static int ssl_step(tls_stream_t *t, void *in, const void *out, size_t n, int *err)
+{
+    int len = n > INT32_MAX ? INT32_MAX : (int)n;
+    deck_mutex_lock(&t->lock);
+    errno = 0;
+    int r = in ? SSL_read(t->ssl, in, len) : SSL_write(t->ssl, out, len);
+    *err = r > 0 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
+    if (*err != SSL_ERROR_NONE) ERR_clear_error();
+    int saved = errno;
+    deck_mutex_unlock(&t->lock);
+    errno = saved;
+    return r;
+}
+
 int tcp_tls_read(tcp_io_t *io, void *buf, size_t n)
 {
     tls_stream_t *t = io->tls;
@@ -193,12 +210,7 @@ int tcp_tls_read(tcp_io_t *io, void *buf, size_t n)
     hold_sigpipe(&old);
     int rc = 1;
     while (n > 0 && rc == 1) {
-        deck_mutex_lock(&t->lock);
-        errno = 0;
-        int r = SSL_read(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
-        int err = r > 0 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
-        if (err != SSL_ERROR_NONE) ERR_clear_error();
-        deck_mutex_unlock(&t->lock);
+        int err, r = ssl_step(t, p, NULL, n, &err);
         if (r > 0) { p += r; n -= (size_t)r; continue; }
         if (err == SSL_ERROR_ZERO_RETURN) rc = 0;
         else if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) rc = errno ? -errno : 0;
@@ -216,12 +228,7 @@ static int write_all(tcp_io_t *io, const char *p, size_t n)
     hold_sigpipe(&old);
     int rc = 0;
     while (n > 0 && rc == 0) {
-        deck_mutex_lock(&t->lock);
-        errno = 0;
-        int r = SSL_write(t->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n);
-        int err = r > 0 ? SSL_ERROR_NONE : SSL_get_error(t->ssl, r);
-        if (err != SSL_ERROR_NONE) ERR_clear_error();
-        deck_mutex_unlock(&t->lock);
+        int err, r = ssl_step(t, NULL, p, n, &err);
         if (r > 0) { p += r; n -= (size_t)r; continue; }
         if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) rc = -await(io->fd, SSL_ERROR_WANT_WRITE);
         else rc = errno ? errno : EPIPE;
