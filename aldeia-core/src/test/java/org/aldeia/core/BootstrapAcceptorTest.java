@@ -58,13 +58,7 @@ class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
                         LIMITS, sockets(1))) {
             AldeiaSocket first = new AldeiaSocket(environment);
             assertThrows(IOException.class, () -> first.connect(listener.getLocalAddress(), 5000));
-            AldeiaSocket second = new AldeiaSocket(environment);
-            second.connect(listener.getLocalAddress(), 5000);
-            try (AldeiaSocket accepted = ((BootstrapAcceptor.AldeiaClient) acceptor.accept(10_000)).socket()) {
-                assertEquals(second.getLocalPort(), accepted.getPort());
-            } finally {
-                second.close();
-            }
+            assertAnAldeiaClientIsAccepted(listener, acceptor);
         }
     }
 
@@ -96,12 +90,17 @@ class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
                     s.close();
                 }
             }
-            AldeiaSocket client = new AldeiaSocket(environment);
+            assertAnAldeiaClientIsAccepted(listener, acceptor);
+        }
+    }
+
+    /** An Aldeia client of the test's environment connects, and accept gives its socket. */
+    private void assertAnAldeiaClientIsAccepted(ServerSocketChannel listener, BootstrapAcceptor acceptor)
+            throws IOException {
+        try (AldeiaSocket client = new AldeiaSocket(environment)) {
             client.connect(listener.getLocalAddress(), 5000);
             try (AldeiaSocket accepted = ((BootstrapAcceptor.AldeiaClient) acceptor.accept(10_000)).socket()) {
                 assertEquals(client.getLocalPort(), accepted.getPort());
-            } finally {
-                client.close();
             }
         }
     }
