@@ -71,12 +71,23 @@ static int sci_sender(int deck_id, int *node, uint64_t *nonce)
     return 1;
 }
 
+/* sci.deck_id_of: once per sender binding, so a walk of the table is cheap enough. */
+static int sci_deck_id(int node, uint64_t nonce)
+{
+    for (int h = 0; h < ROUTES; h++) {
+        const route_t *r = &au.routes[h];
+        int id = __atomic_load_n(&r->id, __ATOMIC_ACQUIRE);
+        if (id != 0 && r->why == VIA_SCI && r->node == node && r->nonce == nonce) return id;
+    }
+    return -1;
+}
+
 static int auto_init_dynamic(int self)
 {
     int rc = deck_tcp_transport.init_dynamic(self);
     if (rc) return rc;
     au.sci_up = sci_init_dynamic(self) == DECK_OK;
-    if (au.sci_up) sci.sender_of = sci_sender;
+    if (au.sci_up) { sci.sender_of = sci_sender; sci.deck_id_of = sci_deck_id; }
     if (!au.sci_up) snprintf(au.sci_down, sizeof au.sci_down, "%s", deck_last_error());
     return DECK_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include "auth.h"
+#include "seg.h"
 #include "transport.h"
 
 enum { MODE_NONE, MODE_STATIC, MODE_DYNAMIC };
@@ -67,6 +68,16 @@ int deck_core_require_init(const char *fn)
 int deck_core_self(void) { return core.self; }
 
 int deck_core_peer_gone(int node) { return core.tp && core.tp->peer_gone(node); }
+
+int deck_reclaim(void)
+{
+    const deck_transport_t *tp = core.tp;
+    return tp && tp->msg_alloc ? deck_seg_reclaim() : 0;   /* transports with segments (sci) */
+}
+
+int deck_post_timeout_ms(void) { return deck_env_int("DECK_POST_TIMEOUT_MS", 10000); }
+
+int deck_peer_gone(int id) { return id != core.self && deck_core_peer_gone(id); }
 
 const deck_transport_t *deck_core_transport(void) { return core.tp; }
 

@@ -29,6 +29,9 @@ int  deck_deadline_passed(const struct timespec *abs);
 int  deck_cond_wait_until(deck_cond_t *c, deck_mutex_t *m, const struct timespec *abs);
 /* Integer environment variable, `dflt` when unset or not a number. */
 int  deck_env_int(const char *name, int dflt);
+/* DECK_POST_TIMEOUT_MS: how long a post may wait for a peer that takes nothing (a stopped
+ * process, a partitioned host) before it fails with DECK_ETIMEDOUT (10000). */
+int  deck_post_timeout_ms(void);
 
 /* ---- core (core.c) ---- */
 int deck_core_self(void);        /* this process's id */
@@ -42,10 +45,12 @@ const char *deck_core_nodes_file(void);
 typedef struct deck_qmsg {
     struct deck_qmsg *next;
     size_t            len;
+    int               from;      /* the sending process's DECK id (deck_msg_t.src) */
     char              data[];    /* the payload, read straight from the wire into here */
 } deck_qmsg_t;
 
-deck_qmsg_t *deck_qmsg_alloc(size_t len);
+/* A message of len bytes from process `from`. */
+deck_qmsg_t *deck_qmsg_alloc(size_t len, int from);
 void deck_table_init(void);
 void deck_table_done(void);                                  /* frees every mailbox left */
 int  deck_table_add(const char *name, void **entry, int *index);

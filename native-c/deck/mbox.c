@@ -129,7 +129,7 @@ int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
     const deck_transport_t *tp = deck_core_transport();
     if (mb->node != deck_core_self() || tp->retrv)   /* such a transport receives everything itself */
         return tp->post(mb->node, mb->index, msg->buf, msg->len);
-    deck_qmsg_t *q = deck_qmsg_alloc(msg->len);
+    deck_qmsg_t *q = deck_qmsg_alloc(msg->len, deck_core_self());
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %lu bytes", msg->len);
     if (msg->len) memcpy(q->data, msg->buf, msg->len);
     return deck_table_deliver(mb->index, q);

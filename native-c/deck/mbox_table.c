@@ -35,10 +35,10 @@ static mbox_entry_t **slots;
 static unsigned      *slot_gen;
 static int            nslots;
 
-deck_qmsg_t *deck_qmsg_alloc(size_t len)
+deck_qmsg_t *deck_qmsg_alloc(size_t len, int from)
 {
     deck_qmsg_t *m = malloc(sizeof *m + (len ? len : 1));
-    if (m) { m->next = NULL; m->len = len; }
+    if (m) { m->next = NULL; m->len = len; m->from = from; }
     return m;
 }
 
@@ -265,6 +265,7 @@ static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
     if (q->len) memcpy(msg->buf, q->data, q->len);
     msg->len = q->len;
     msg->pos = 0;
+    msg->src = q->from;
     e->head = q->next;
     if (!e->head) e->tail = NULL;
     free(q);

@@ -51,6 +51,7 @@ int deck_msg_create(deck_msg_t *m, unsigned long size)
     m->buf = buf;
     m->size = size;
     m->len = m->pos = 0;
+    m->src = -1;
     return DECK_OK;
 }
 

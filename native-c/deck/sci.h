@@ -147,6 +147,9 @@ typedef struct sci_state {
     /* Dynamic runs (set by auto): whether DECK id `deck_id` is reached through sci, and as
      * which node and process (nonce); NULL in a static run, where a DECK id is the node. */
     int           (*sender_of)(int deck_id, int *node, uint64_t *nonce);
+    /* The reverse, for deck_msg_t.src: the DECK id introduced as `node` and process `nonce`,
+     * -1 if none; NULL in a static run, where the node is the id. */
+    int           (*deck_id_of)(int node, uint64_t nonce);
 } sci_state_t;
 
 extern sci_state_t sci;
@@ -232,6 +235,8 @@ void sci_mbox_ring_index(int index);    /* wakes the retrievers of mailbox `inde
 int  sci_mbox_created(int index, const char *name);
 void sci_mbox_destroyed(int index);
 int  sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms);
+/* The DECK id of the process `nonce` that sends as node `node` (deck_msg_t.src); -1 if unknown. */
+int  sci_deck_id_of(int node, uint64_t nonce);
 void sci_in_done(void);
 /* Mailbox `index`'s segment (NULL: none), for fuzz/fuzz_sci_mailbox.c and tests only. */
 void *sci_mbox_segment_of(int index);

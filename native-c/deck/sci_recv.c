@@ -36,6 +36,7 @@
 
 typedef struct sci_from {          /* one mailbox's receiving state for one sending node */
     uint64_t owner;                /* the nonce of the sending process this state belongs to */
+    int      src;                  /* its DECK id (deck_msg_t.src), -1 when not introduced */
     uint32_t seq, p1_read, p2_cursor, p2_next, p2_round, p3_tag;
     uint8_t  p3_next;
     int      broken;               /* the sender died in the middle of a protocol-3 message */
@@ -57,6 +58,8 @@ typedef struct sci_in {
     int             closed;
     int             next_node;
     char            violated[400]; /* why the mailbox stopped: every retrieve fails with it */
+    int             shared;        /* it admits every process: a violation closes only the area
+                                    * of the one that broke the rules, not the mailbox */
     sci_from_t      from[];
 } sci_in_t;
 
@@ -75,6 +78,19 @@ static int violation(sci_in_t *in, int i, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    if (in->shared && i >= 0 && i < sci.n && i != sci.self) {
+        /* One sender's fault: its area is ignored until another process binds it. */
+        deck_log("deck_mbox_retrv: shared segment %s, area of node %d: %s; the area is closed",
+                 in->seg.name, i, what);
+        in->from[i].broken = 1;
+        sci_flow_t *f = in->from[i].owner ? sender_flow(in, i) : NULL;
+        if (f) {
+            __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
+            __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+            ring_sender(i);
+        }
+        return deck_fail(DECK_EPROTO, "deck_mbox_retrv: area of node %d closed: %s", i, what);   /* scan skips it */
+    }
     snprintf(in->violated, sizeof in->violated, "deck_mbox_retrv: shared segment %s, area of node %d: %s",
              in->seg.name, i, what);
     deck_log("%s; the mailbox is closed to it", in->violated);
@@ -171,7 +187,7 @@ void sci_in_done(void)
 
 int sci_post_self(int index, const void *buf, size_t len)
 {
-    deck_qmsg_t *q = deck_qmsg_alloc(len);
+    deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
     if (len) memcpy(q->data, buf, len);
     return deck_core_deliver(index, q);            /* queued, then sci_mbox_ring_index */
@@ -317,6 +333,19 @@ static int admitted(const sci_admits_t *a, int i, uint64_t owner)
 /* How far protocol 2 may run ahead of the message taken next: what the ring and the buffer hold. */
 static int32_t most_ahead(void) { return SCI_P1_SLOTS + (int32_t)(sci.cfg.medbuf / DECK_SEG_LINE) + 1; }
 
+int sci_deck_id_of(int node, uint64_t nonce)
+{
+    if (sci.deck_id_of) return sci.deck_id_of(node, nonce);
+    return node < sci.n ? node : -1;
+}
+
+/* A take's result r; when it took a message (1), the message says whom it came from. */
+static int took(int r, const sci_from_t *st, deck_msg_t *msg)
+{
+    if (r == 1) msg->src = st->src;
+    return r;
+}
+
 static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits)
 {
     sci_from_t *st = &in->from[i];
@@ -330,10 +359,13 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
             return violation(in, i, "bound by process %#llx, which this mailbox does not admit (%s)",
                              (unsigned long long)owner, admits->node < 0 ? "it admits no process through shared memory"
                              : "it admits its connection's peer only");
-        *st = (sci_from_t){ .owner = owner, .p3_next = 1 };
+        *st = (sci_from_t){ .owner = owner, .p3_next = 1, .src = sci_deck_id_of(i, owner) };
     }
     if (!st->owner) return 0;          /* nobody bound the area: nothing to take, no flow line to write */
     if (st->broken) return 0;
+    if (st->src < 0 && admits->any && (st->src = sci_deck_id_of(i, owner)) < 0)
+        return 0;   /* a process not introduced (yet: its bootstrap may still be adding it): its
+                     * messages wait in its area, they are not taken from an unknown sender */
     const uint8_t *pkt = sci_mbox_ring(seg, i) + (size_t)(st->p1_read % SCI_P1_SLOTS) * DECK_SEG_LINE;
     uint8_t flag = __atomic_load_n(pkt + DECK_SEG_LINE - 1, __ATOMIC_ACQUIRE);   /* first: see above */
     int p1_there = (flag & 0xc0) == (0x80 | ((st->p1_read / SCI_P1_SLOTS) & 1) << 6);
@@ -360,7 +392,7 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
         sci_p2_header_t h;
         memcpy(&h, at, sizeof h);          /* read once: checked and used as one */
         int32_t ahead = (int32_t)(h.seq - st->seq);
-        if (ahead == 0) return take_p2(in, i, at, &h, msg);
+        if (ahead == 0) return took(take_p2(in, i, at, &h, msg), st, msg);
         if (ahead < 0 || ahead > most_ahead())
             return violation(in, i, "protocol-2 message number %u when number %u comes next", h.seq, st->seq);
     }
@@ -370,9 +402,9 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
         if (size > deck_entry_limit_of(entry))
             return violation(in, i, "a protocol-3 message of %llu bytes, above the mailbox's limit of %lu",
                              (unsigned long long)size, deck_entry_limit_of(entry));
-        return take_p3(in, i, (size_t)size, msg);
+        return took(take_p3(in, i, (size_t)size, msg), st, msg);
     }
-    if (p1) return take_p1(in, i, pkt, flag, msg);
+    if (p1) return took(take_p1(in, i, pkt, flag, msg), st, msg);
     /* A packet of a later message is there, so everything before it is too (the sender's stores
      * are ordered): the message taken next is missing. */
     if (p1_there) return violation(in, i, "message number %u (low byte) came when number %u is next", pkt[62], st->seq);
@@ -405,6 +437,9 @@ static int scan(sci_in_t *in, void *entry, deck_msg_t *msg, const sci_admits_t *
         int lo = pass ? 0 : in->next_node, hi = pass ? in->next_node : sci.n;
         for (int i = next_bit(set, lo, hi); i >= 0; i = next_bit(set, i + 1, hi)) {
             int r = take_from(in, entry, i, msg, admits);
+            /* A mailbox every process may use does not stop for one sender that broke the rules
+             * or died half-way through a message: its area is closed (broken), the rest go on. */
+            if (in->shared && (r == DECK_EPROTO || r == DECK_EPEER) && i != sci.self) r = 0;
             if (r == 1) in->next_node = (i + 1) % sci.n;
             if (r) return r;
         }
@@ -443,6 +478,7 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     w.deck_ids = 1;                                /* deck_mbox_watch names a DECK id */
     pthread_mutex_lock(&in->lock);
     sci_admits_t admits = admits_of(entry);
+    in->shared = admits.any;
     int rc;
     for (;;) {
         if (__atomic_load_n(&in->closed, __ATOMIC_SEQ_CST)) {

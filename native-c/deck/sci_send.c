@@ -184,12 +184,21 @@ static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
     if (state > 0) return DECK_OK;
     if (state < 0) { o->broken = 1; return corrupt_flow(o, node, what); }
     sci_waiter_t w;
-    sci_wait_start(&w, sci_ctl_bell(sci.self), -1);
+    int timeout = deck_post_timeout_ms();
+    sci_wait_start(&w, sci_ctl_bell(sci.self), timeout);
     int rc = DECK_OK;
     while ((state = ready(o, f)) <= 0) {
         if (state < 0) { o->broken = 1; rc = corrupt_flow(o, node, what); break; }
         if ((rc = closed_by_receiver(o, node))) break;
-        if ((rc = sci_wait_next(&w, node))) {
+        if ((rc = sci_wait_next(&w, node)) == DECK_ETIMEDOUT) {
+            /* Alive but taking nothing (stopped?): the caller gives up on it. A protocol-3
+             * message may be half written, so the stream to that mailbox is over. */
+            o->broken = 1;
+            rc = deck_fail(DECK_ETIMEDOUT, "deck_mbox_post: node %d took nothing for %d ms (DECK_POST_TIMEOUT_MS) "
+                           "while this post waited for %s", node, timeout, what);
+            break;
+        }
+        if (rc) {
             rc = deck_fail(DECK_EPEER, "deck_mbox_post: node %d went away while this post waited for %s", node, what);
             break;
         }

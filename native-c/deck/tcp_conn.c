@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include "tcp.h"
 
 typedef struct ended {
@@ -57,9 +61,21 @@ static void end_connection(tcp_conn_t *c)
     tcp_conn_unref(c);
 }
 
+/* A write that cannot go on for DECK_POST_TIMEOUT_MS (the peer takes nothing: stopped), or
+ * data that stays unacknowledged that long (the host is cut off), ends the connection. */
+static void bound_sends(tcp_conn_t *c)
+{
+    int ms = deck_post_timeout_ms();
+    struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+    unsigned int user = (unsigned int)ms;
+    if (!c->io.tls) setsockopt(c->io.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    setsockopt(c->io.fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
+}
+
 /* The first proved connection of a peer is the one frames to it go on. */
 static void install(tcp_conn_t *c)
 {
+    bound_sends(c);
     tcp_peer_t *peer = c->peer;
     tcp_peers_lock();
     if (!peer->conn && !peer->gone && !atomic_load(&c->closed)) {

@@ -40,7 +40,7 @@ static int data(tcp_conn_t *c, const tcp_frame_t *f)
     int rc = deck_table_admit(f->index, (unsigned long)f->len, c->peer->id);
     if (rc == DECK_EPROTO) return bad(c, deck_last_error());
     if (rc == DECK_ENOTFOUND) return discard(c, f->len);
-    deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len);
+    deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len, c->peer->id);
     if (!q) return bad(c, "no memory for its message");
     if (tcp_io_read(&c->io, q->data, (size_t)f->len) <= 0) { free(q); return 0; }
     deck_core_deliver(f->index, q);     /* for a mailbox destroyed since, it is dropped */

@@ -175,13 +175,15 @@ void tcp_tls_free(tcp_io_t *io)
     io->tls = NULL;
 }
 
-/* Waits, without the lock, until the socket can do what OpenSSL asked for; 0 or -errno. */
-static int await(int fd, int err)
+/* Waits, without the lock, until the socket can do what OpenSSL asked for (timeout_ms: -1 for
+ * ever); 0 or -errno (-ETIMEDOUT). */
+static int await(int fd, int err, int timeout_ms)
 {
     struct pollfd p = { fd, err == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, 0 };
     int r;
-    while ((r = poll(&p, 1, -1)) < 0 && errno == EINTR) {}
+    while ((r = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {}
     if (r < 0) return -errno;
+    if (r == 0) return -ETIMEDOUT;
     return p.revents & (POLLERR | POLLNVAL) ? -EPIPE : 0;
 }
 
@@ -214,7 +216,7 @@ int tcp_tls_read(tcp_io_t *io, void *buf, size_t n)
         if (r > 0) { p += r; n -= (size_t)r; continue; }
         if (err == SSL_ERROR_ZERO_RETURN) rc = 0;
         else if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) rc = errno ? -errno : 0;
-        else if ((rc = await(io->fd, err)) == 0) rc = 1;
+        else if ((rc = await(io->fd, err, -1)) == 0) rc = 1;   /* reads wait for ever: idle is fine */
     }
     release_sigpipe(&old);
     return rc;
@@ -230,7 +232,7 @@ static int write_all(tcp_io_t *io, const char *p, size_t n)
     while (n > 0 && rc == 0) {
         int err, r = ssl_step(t, NULL, p, n, &err);
         if (r > 0) { p += r; n -= (size_t)r; continue; }
-        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) rc = -await(io->fd, SSL_ERROR_WANT_WRITE);
+        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) rc = -await(io->fd, SSL_ERROR_WANT_WRITE, deck_post_timeout_ms());
         else rc = errno ? errno : EPIPE;
     }
     release_sigpipe(&old);

@@ -34,6 +34,9 @@
  *   DECK_SECRET_FILE       static runs: the run secret, a file of random bytes of mode 0600 and
  *                          this user's (deckrun creates one per run); required.
  *   DECK_AUTH_TIMEOUT_MS   tcp: bound on a connection's handshake (5000).
+ *   DECK_POST_TIMEOUT_MS   bound on a post's wait for a peer that takes nothing (a stopped
+ *                          process, a partitioned host): then DECK_ETIMEDOUT, and over tcp the
+ *                          connection ends (also when sent data stays unacknowledged that long).
  *   DECK_TCP_ENCRYPTION    tcp: "on" runs every connection under TLS 1.3 ("off").
  *   DECK_MSG_MAX           the longest message any mailbox admits (1073741824).
  *
@@ -119,6 +122,14 @@ int deck_add_peer(int id, const char *host, const char *contact, const unsigned 
  * node, this one too), the key given to deck_add_peer in a dynamic one. DECK_OK, or
  * DECK_ENOTFOUND when `id` was never introduced (or is this process, in a dynamic run). */
 int deck_peer_key(int id, unsigned char key[DECK_KEY_BYTES]);
+/* 1 once process `id` is known to be gone (its tcp connection ended, or its shared-memory
+ * owner record shows it dead: a /proc read, so ask it now and then, not per message); 0 while
+ * it lives or was never reached. */
+int deck_peer_gone(int id);
+/* Removes the shared segments that processes of this user left when they were killed (DECK
+ * does so at every deck_init and deck_done; a long-lived process calls this now and then so
+ * that nothing of a killed peer outlives a minute). Returns how many went; 0 without sci. */
+int deck_reclaim(void);
 /* How peer `id` is reached, e.g. "sci (same host, shared memory node 3)" or "tcp (another
  * host)"; a static run names its transport. */
 int deck_peer_describe(int id, char *buf, size_t len);
@@ -139,6 +150,10 @@ typedef struct deck_msg {
     unsigned long  len;     /* bytes packed (or received) */
     unsigned long  pos;     /* unpack cursor */
     void          *impl;    /* transport-private (e.g. a buffer in a shared segment) */
+    int            src;     /* after a retrieve: the DECK id of the process that posted it, as
+                             * the transport knows it (a proved tcp connection, a shared-memory
+                             * area bound by a process the bootstrap introduced); -1 when it
+                             * cannot say (a sci sender no bootstrap introduced) */
 } deck_msg_t;
 
 int deck_msg_create(deck_msg_t *m, unsigned long size);
