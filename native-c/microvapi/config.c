@@ -12,6 +12,8 @@
  *                                  DECK_MSG_BUF_LIMIT, DECK_MEDBUF_SIZE, DECK_MSEG_SIZE and
  *                                  DECK_SPIN_US for the shared-memory transport (deck_spin_us
  *                                  -1: poll without ever sleeping, for benchmarks)
+ *   peer_timeout=MS                DECK_POST_TIMEOUT_MS: a peer process that takes or answers
+ *                                  nothing for this long is given up (engine.c)
  * The DECK_* variables are set only when MicroVAPI brings DECK up (hca.c): a DECK that is
  * running already keeps its settings. With no deck mode at all, deck_init() reads what the
  * deckrun launcher put in the environment.
@@ -35,6 +37,7 @@ static const struct {
     { "deck_medbuf_size",   "DECK_MEDBUF_SIZE",   1, 1L << 30 },
     { "deck_mseg_size",     "DECK_MSEG_SIZE",     1, 1L << 40 },
     { "deck_spin_us",       "DECK_SPIN_US",      -1, 60L * 1000000 },
+    { "peer_timeout",       "DECK_POST_TIMEOUT_MS", 100, 600000 },
 };
 
 /* Strict decimal (optionally negative) in [lo, hi] into *out; -1 if not. */

@@ -4,12 +4,12 @@
  * reserves its slot when it is posted, so pushing a completion never needs memory and no
  * completion is ever dropped; the ring grows at post time when needed.
  *
- * A poll of a CQ that serves the receive queue of one QP and nothing else (Aldeia's channel
- * has one such CQ per socket) progresses that queue itself (qp_recv.c): a blocking poll
- * retrieves from the DECK mailbox with its own remaining time, a non-blocking one takes what
- * is already there, so the message reaches the reader's thread without a hand-off. A CQ that
- * serves several queues cannot wait on several mailboxes at once: its pollers only take what
- * the daemons deliver, as in the thesis.
+ * A poll of a CQ that serves receive queues and no send queue (Aldeia's channel has one such
+ * CQ per socket) retrieves from the process's mailbox itself when nobody else does
+ * (engine.c): a blocking poll with its own remaining time, a non-blocking one takes what is
+ * already there, so a message reaches the reader's thread without a hand-off. A CQ that also
+ * serves send queues only waits: their completions come from other threads, which could not
+ * wake a poller inside a retrieve.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,8 +29,7 @@ struct mv_cq {
     unsigned        wakeups;    /* bumped by mv_cq_wake; lets waiters tell it from spurious */
     int             closing;
     unsigned        progress;   /* bumped by mv_cq_notify */
-    pthread_cond_t  unpinned;   /* a QP's cq_refs fell to 0 */
-    struct mv_qp   *rq_qps;     /* receive queues reporting here (linked by cq_next) */
+    uint32_t        recv_users; /* receive queues reporting here */
     uint32_t        send_users; /* send queues reporting here */
 };
 
@@ -51,7 +50,6 @@ VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&cq->nonempty, &attr);
     pthread_condattr_destroy(&attr);
-    pthread_cond_init(&cq->unpinned, NULL);
     pthread_mutex_init(&cq->lock, NULL);
     *out = cq;
     return VAPI_OK;
@@ -60,7 +58,6 @@ VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
 void mv_cq_free(struct mv_cq *cq)
 {
     pthread_cond_destroy(&cq->nonempty);
-    pthread_cond_destroy(&cq->unpinned);
     pthread_mutex_destroy(&cq->lock);
     free(cq->ring);
     free(cq);
@@ -135,31 +132,11 @@ uint32_t mv_cq_take(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
     return n;
 }
 
-void mv_cq_bind(struct mv_cq *cq, struct mv_qp *qp, int receive)
+void mv_cq_bind(struct mv_cq *cq, int receive, int add)
 {
     pthread_mutex_lock(&cq->lock);
-    if (receive) {
-        qp->cq_next = cq->rq_qps;
-        cq->rq_qps = qp;
-    } else {
-        cq->send_users++;
-    }
-    pthread_mutex_unlock(&cq->lock);
-}
-
-void mv_cq_unbind(struct mv_cq *cq, struct mv_qp *qp, int receive)
-{
-    pthread_mutex_lock(&cq->lock);
-    if (receive) {
-        struct mv_qp **p = &cq->rq_qps;
-        while (*p != qp)
-            p = &(*p)->cq_next;
-        *p = qp->cq_next;
-        while (qp->cq_refs > 0)
-            pthread_cond_wait(&cq->unpinned, &cq->lock);
-    } else {
-        cq->send_users--;
-    }
+    uint32_t *users = receive ? &cq->recv_users : &cq->send_users;
+    *users = add ? *users + 1 : *users - 1;
     pthread_mutex_unlock(&cq->lock);
 }
 
@@ -171,44 +148,29 @@ void mv_cq_notify(struct mv_cq *cq)
     pthread_mutex_unlock(&cq->lock);
 }
 
-/* The QP whose receive queue is all this CQ serves, pinned (cq_refs) so that it is not
- * unbound and freed under the poller; NULL when pollers must leave progress to the daemons.
- * Lock held. */
-static struct mv_qp *progress_pin(struct mv_cq *cq)
+/* Whether pollers of the CQ retrieve for it (see the top); lock held. */
+static int progresses(const struct mv_cq *cq)
 {
-    struct mv_qp *qp = cq->rq_qps;
-    if (!qp || qp->cq_next || cq->send_users)
-        return NULL;
-    qp->cq_refs++;
-    return qp;
+    return cq->recv_users > 0 && cq->send_users == 0;
 }
 
-static void progress_unpin(struct mv_cq *cq, struct mv_qp *qp)
-{
-    pthread_mutex_lock(&cq->lock);
-    if (--qp->cq_refs == 0)
-        pthread_cond_broadcast(&cq->unpinned);
-    pthread_mutex_unlock(&cq->lock);
-}
-
-/* Non-blocking: takes up to max completions, first retrieving what has arrived for the
- * progressed receive queue. */
+/* Non-blocking: takes up to max completions, first retrieving what has arrived, if the
+ * process's receive turn is free. */
 static uint32_t take_progressing(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
 {
     pthread_mutex_lock(&cq->lock);
     uint32_t n = take_locked(cq, max, wcs);
-    struct mv_qp *qp = n < max ? progress_pin(cq) : NULL;
+    int progress = n < max && progresses(cq);
     pthread_mutex_unlock(&cq->lock);
-    if (!qp)
+    if (!progress)
         return n;
-    /* Each step moves at most one message (or flushes a failed queue); max bounds the work. */
+    mv_engine_activity();
+    /* Each step moves at most one message; max bounds the work. */
     for (uint32_t steps = 0; n < max && steps < max; steps++) {
-        enum mv_rq_step st = mv_rq_step(qp, 0);
-        if (st != MV_RQ_DONE && st != MV_RQ_AGAIN)
+        if (mv_engine_progress(0) != MV_PROGRESSED)
             break;
         n += mv_cq_take(cq, max - n, wcs + n);
     }
-    progress_unpin(cq, qp);
     return n;
 }
 
@@ -226,20 +188,22 @@ static int ms_until(uint64_t deadline, uint64_t now)
     return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
+/* A poller that waits for the turn looks again at least this often, should a notify be lost. */
+#define MV_TURN_RECHECK_NS (100 * 1000000ull)
+
 VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc)
 {
     uint64_t deadline = timeout_usec ? mv_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
-    struct timespec until = ns_to_timespec(deadline);
     pthread_mutex_lock(&cq->lock);
     unsigned wakeups = cq->wakeups;
-    struct mv_qp *qp = progress_pin(cq);
+    int progressing = progresses(cq);
     pthread_mutex_unlock(&cq->lock);
-    if (qp)
-        mv_rq_poller_enter(qp);
+    if (progressing)
+        mv_engine_poller_enter(cq);
     VAPI_ret_t ret;
+    pthread_mutex_lock(&cq->lock);
     for (;;) {
-        pthread_mutex_lock(&cq->lock);
         if (cq->count > 0) {
             take_locked(cq, 1, wc);
             ret = VAPI_OK;
@@ -258,33 +222,29 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
             break;
         }
         unsigned progress = cq->progress;
-        if (qp) {
+        if (progressing) {
             pthread_mutex_unlock(&cq->lock);
-            enum mv_rq_step st = mv_rq_step(qp, deadline ? ms_until(deadline, now) : -1);
-            if (st == MV_RQ_GONE) {
-                mv_rq_poller_leave(qp);
-                progress_unpin(cq, qp);
-                qp = NULL;
-            }
-            if (st != MV_RQ_IDLE)
-                continue;
+            enum mv_progress st = mv_engine_progress(deadline ? ms_until(deadline, now) : -1);
             pthread_mutex_lock(&cq->lock);
+            if (st != MV_BUSY)
+                continue;
         }
         /* Nothing to retrieve ourselves: wait for a completion or for the turn. */
+        uint64_t until = deadline;
+        if (progressing && (!until || until > now + MV_TURN_RECHECK_NS))
+            until = now + MV_TURN_RECHECK_NS;
+        struct timespec ts = ns_to_timespec(until);
         while (cq->count == 0 && !cq->closing && cq->wakeups == wakeups
                && cq->progress == progress) {
-            int rc = deadline ? pthread_cond_timedwait(&cq->nonempty, &cq->lock, &until)
-                              : pthread_cond_wait(&cq->nonempty, &cq->lock);
+            int rc = until ? pthread_cond_timedwait(&cq->nonempty, &cq->lock, &ts)
+                           : pthread_cond_wait(&cq->nonempty, &cq->lock);
             if (rc == ETIMEDOUT)
                 break;
         }
-        pthread_mutex_unlock(&cq->lock);
     }
     pthread_mutex_unlock(&cq->lock);
-    if (qp) {
-        mv_rq_poller_leave(qp);
-        progress_unpin(cq, qp);
-    }
+    if (progressing)
+        mv_engine_poller_leave(cq);
     return ret;
 }
 
@@ -295,6 +255,7 @@ void mv_cq_wake(struct mv_cq *cq, int closing)
     cq->closing |= closing;
     pthread_cond_broadcast(&cq->nonempty);
     pthread_mutex_unlock(&cq->lock);
+    mv_engine_kick();   /* a poller of it may be inside a retrieve */
 }
 
 /* ---- the public CQ functions ------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /*
  * HCA open/release and the port query. Opening the first HCA brings DECK up, as the thesis's
- * MicroVAPI did in place of DECK's launcher; later opens share it. DECK is shut down with the
+ * MicroVAPI did in place of DECK's launcher, and the engine (engine.c); later opens share both. DECK is shut down with the
  * last HCA only if MicroVAPI started it: a program (or aldeia-deck) that initialised DECK
  * itself keeps it.
  */
@@ -76,6 +76,9 @@ VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca)
         ret = deck_start(fn, &cfg);
         started = ret == VAPI_OK;
     }
+    int engine = 0;
+    if (ret == VAPI_OK)
+        engine = (ret = mv_engine_open(fn)) == VAPI_OK;
     if (ret == VAPI_OK) {
         *hca = mv_reg_add(MV_HCA, 0, obj);
         if (*hca == 0)
@@ -85,6 +88,8 @@ VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca)
         open_hcas++;
         deck_is_ours |= started;
     } else {
+        if (engine)
+            mv_engine_close();
         if (started)
             deck_done();
         free(obj);
@@ -109,6 +114,7 @@ VAPI_ret_t EVAPI_release_hca_hndl(VAPI_hca_hndl_t hca)
     free(obj);
 
     pthread_mutex_lock(&deck_lock);
+    mv_engine_close();
     if (--open_hcas == 0 && deck_is_ours) {
         deck_is_ours = 0;
         int rc = deck_done();

@@ -8,12 +8,12 @@
  *   pd_mr.c     protection domains and memory regions (no DECK meaning)
  *   cq.c        completion queues
  *   wr_queue.c  growable FIFO of work requests
- *   wire.c      the message on the wire: records [int length][length bytes], several
- *               consecutive send requests coalesced into one DECK message
- *   qp.c        queue pairs: create, connect (modify), destroy
+ *   wire.c      the message on the wire: a head naming both queue pairs and the window, then
+ *               records [int length][length bytes] (consecutive sends coalesced)
+ *   engine.c    the process's mailbox, queue pair table, peers, and its two threads
+ *   qp.c        queue pairs: create, connect (modify), destroy, fail
  *   qp_post.c   posting send and receive requests
- *   qp_send.c / qp_recv.c  the two directions of a queue pair: progress in the caller's
- *               thread when nothing is queued ahead, daemons for the backlog
+ *   qp_send.c / qp_recv.c  the two directions of a queue pair and their window (flow control)
  */
 #ifndef MV_INTERNAL_H
 #define MV_INTERNAL_H
@@ -65,7 +65,7 @@ void mv_reg_remove(uint64_t h);
 enum mv_deck_mode { MV_DECK_ENV = 0, MV_DECK_STATIC, MV_DECK_DYNAMIC };
 
 /* Init-string keys handed to DECK as environment variables (config.c, env_keys). */
-#define MV_ENV_KEYS 4
+#define MV_ENV_KEYS 5
 
 struct mv_config {
     uint32_t mtu;
@@ -105,13 +105,10 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc);
 /* Wakes every waiter: the CQ is being destroyed (closing) or a QP using it went away. */
 void mv_cq_wake(struct mv_cq *cq, int closing);
-/* A QP's send or receive queue reports to cq. Pollers progress a receive queue themselves
- * when it is the only queue the CQ serves. Unbinding waits until no poller uses the QP. */
-void mv_cq_bind(struct mv_cq *cq, struct mv_qp *qp, int receive);
-void mv_cq_unbind(struct mv_cq *cq, struct mv_qp *qp, int receive);
-/* The receive progress of a bound QP changed (turn released, request posted, stopping):
- * pollers waiting for the turn look again. */
+/* The engine's receive turn came free: pollers of cq waiting for it look again. */
 void mv_cq_notify(struct mv_cq *cq);
+/* A queue pair's receive (or send) queue starts (add 1) or stops (add 0) reporting to cq. */
+void mv_cq_bind(struct mv_cq *cq, int receive, int add);
 
 /* ---- work-request FIFO (wr_queue.c); the caller provides the locking --------------------- */
 struct mv_wrq {
@@ -126,6 +123,23 @@ void mv_wrq_pop(struct mv_wrq *q);
 void mv_wrq_free(struct mv_wrq *q);
 
 /* ---- the wire (wire.c) ------------------------------------------------------------------- */
+/* Every DECK message between MicroVAPI processes goes to the receiving process's one mailbox
+ * (the engine's) and starts with this head; the layout is drawn in wire.c. */
+enum mv_wire_kind {
+    MV_WIRE_DATA   = 1,   /* records follow; credit is valid */
+    MV_WIRE_CREDIT = 2,   /* no records: a window update */
+    MV_WIRE_RESET  = 3,   /* no records: the queue pair is gone or aborted (TCP's RST) */
+    MV_WIRE_PING   = 4,   /* process to process (queue pairs 0): are you there? */
+    MV_WIRE_PONG   = 5    /* the answer */
+};
+struct mv_wire_head {
+    uint32_t dest_qp;     /* the receiving queue pair's qp_num */
+    uint32_t src_qp;      /* the sending queue pair's qp_num */
+    uint32_t credit;      /* the sender's receive window edge for the receiver's data to it:
+                           * it may send until its payload counter reaches this (mod 2^32) */
+    uint32_t kind;        /* enum mv_wire_kind */
+};
+#define MV_WIRE_HEAD ((uint32_t)sizeof(struct mv_wire_head))
 /* Bytes a record needs beyond its data: the length header. */
 #define MV_WIRE_HEADER ((uint32_t)sizeof(int32_t))
 /* Coalescing bounds: records per DECK message, and data bytes of a message of several. With
@@ -138,88 +152,143 @@ uint32_t mv_wire_capacity(uint32_t mtu);
 /* Whether a record of len bytes may join a message that holds count records of payload bytes
  * (the first record always may). */
 int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len);
-/* How many requests of list[0..n) one message carries (at least 1 when n > 0). */
-uint32_t mv_wire_batch(const VAPI_sr_desc_t *list, uint32_t n);
-/* Appends the record [len][data] to msg (start with deck_msg_clear); -1 if it does not fit. */
+/* Starts msg with a head (then append records). */
+void mv_wire_start(deck_msg_t *msg, const struct mv_wire_head *head);
+/* Appends the record [len][data] to msg; -1 if it does not fit. */
 int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len);
-/* Reads the record at byte *off of a received message and moves *off past it; -1 if the
- * message is malformed there. */
-int mv_wire_next(const deck_msg_t *msg, uint32_t *off, const void **data, uint32_t *len);
+/* Reads the head of a received message; -1 if it has none (a malformed or zero-length one). */
+int mv_wire_head(const deck_msg_t *msg, struct mv_wire_head *head);
+/* Reads the record at byte *off of buf[0..len) and moves *off past it; -1 if malformed there. */
+int mv_wire_next(const char *buf, uint32_t len, uint32_t *off, const void **data, uint32_t *dlen);
+
+/* ---- the engine (engine.c): what one process's queue pairs share ------------------------- */
+/* One DECK mailbox per process ("mv-<deck id>") receives for every queue pair, so a queue
+ * pair costs no mailbox, no segment and no thread; two threads per process serve what
+ * nobody's own thread does: the receiver drains the mailbox when no reader is in it (and
+ * watches the peers' lives), the sender posts what waited for the peer's window. */
+struct mv_peer;
+
+VAPI_ret_t mv_engine_open(const char *fn);       /* with each HCA (the first starts it) */
+void mv_engine_close(void);                      /* with each HCA (the last stops it) */
+/* Registers qp and gives it its qp_num (a table slot with random high bits). */
+VAPI_ret_t mv_engine_add_qp(const char *fn, struct mv_qp *qp);
+/* Takes qp out of the table and waits until no dispatch uses it. */
+void mv_engine_remove_qp(struct mv_qp *qp);
+/* The peer process `id`'s mailbox (looked up at that process only, once per process). */
+VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **peer);
+void mv_engine_peer_put(struct mv_peer *peer);
+/* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. */
+void mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
+int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg);
+/* A message buffer for the calling thread's posts (mv_wire_capacity(MV_MTU_MAX) bytes). */
+deck_msg_t *mv_engine_scratch(void);
+/* The send thread posts qp's queued sends (their window opened). */
+void mv_engine_schedule_send(struct mv_qp *qp);
+/* The send thread sends a message of `kind` with no records to process `id` (a reset for its
+ * queue pair dest_qp, which talks to none of ours; a ping; a pong). */
+void mv_engine_schedule_control(int id, uint32_t kind, uint32_t dest_qp, uint32_t src_qp);
+
+/* Receive progress by a reader's own thread (cq.c): takes the process's receive turn if it is
+ * free, retrieves one message with timeout_ms (-1: no limit, 0: only look) and dispatches it. */
+enum mv_progress {
+    MV_PROGRESSED,   /* a message was dispatched (maybe to someone else) */
+    MV_BUSY,         /* another thread holds the turn: wait for a completion or a notify */
+    MV_TIMEOUT       /* nothing arrived in time */
+};
+enum mv_progress mv_engine_progress(int timeout_ms);
+/* A reader blocks on cq (its poll may progress) / leaves; while readers are there the
+ * receive thread keeps out of the mailbox. */
+void mv_engine_poller_enter(struct mv_cq *cq);
+void mv_engine_poller_leave(struct mv_cq *cq);
+/* A reader posted or polled: the receive thread's grace starts again. */
+void mv_engine_activity(void);
+/* Ends the retrieve of a reader holding the turn (its CQ has news it must see). */
+void mv_engine_kick(void);
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
-/* One direction of a queue pair: its request FIFO and "the turn", guarded by lock, and its
- * daemon. Whoever holds the turn (busy) is the only thread in DECK for this direction, so
- * requests are served strictly in order whether the daemon or a caller does the work. */
+/* A block received and not yet handed to a receive request: records as on the wire, in chunks
+ * allocated when data arrives and freed as it is handed out (buffers grow and shrink as TCP's). */
+struct mv_rchunk {
+    struct mv_rchunk *next;
+    uint32_t len;                  /* bytes of records in data */
+    uint32_t off;                  /* records before off are handed out */
+    uint32_t cap;
+    char     data[];
+};
+
+/* One direction of a queue pair: its request FIFO, guarded by lock. */
 struct mv_side {
     pthread_mutex_t lock;
-    pthread_cond_t  work;          /* wakes the daemon (and the destroyer waiting for the turn) */
-    struct mv_wrq   q;             /* requests not yet taken by a turn holder */
+    struct mv_wrq   q;             /* requests not yet served */
     uint32_t        max_wr;        /* 0 = unlimited */
     struct mv_cq   *cq;
     VAPI_cq_hndl_t  cq_hndl;
     int             stopping;
-    int             running;       /* the daemon thread was started */
-    pthread_t       daemon;
-    deck_msg_t      msg;           /* the turn holder's message, mv_wire_capacity(mtu) bytes */
-    int             busy;          /* the turn is held */
+    int             busy;          /* send: a thread is posting this QP's messages (the turn) */
     uint32_t        inflight;      /* send: requests taken by the turn holder, not yet reported */
-    int             daemon_idle;   /* the daemon sleeps without a timeout: signal work to wake it */
-    /* receive side only */
-    int             busy_daemon;   /* the turn holder is the daemon */
-    uint32_t        pollers;       /* blocking pollers that progress this side themselves */
-    int             kick_pending;  /* a wake-up token is in the mailbox */
-    uint64_t        activity_ns;   /* the reader's last poll or post (the daemon's grace) */
-    uint32_t        msg_off;       /* msg's records from here on are not handed out yet
-                                    * (msg_off < msg.len: a message is pending) */
+    pthread_cond_t  idle;          /* send: busy fell to 0 (the destroyer waits for it) */
 };
 
 struct mv_qp {
-    uint32_t        qp_num;
-    uint32_t        mtu;           /* the HCA's: size of every message buffer */
+    uint32_t        qp_num;        /* slot in the engine's table | random bits << MV_QP_SLOT_BITS */
+    uint32_t        mtu;           /* the HCA's: the largest block */
     uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
     uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
     char            err_text[512]; /* why the QP is in VAPI_ERR (DECK's error included) */
     pthread_mutex_t modify_lock;   /* one modify_qp at a time */
-    deck_mbox_t     recv_mb;       /* created: "mb-<qp_num>-<deck id>" */
-    deck_mbox_t     send_mb;       /* cloned from the peer at modify_qp */
-    int             recv_mb_open, send_mb_open;
+    uint32_t        dest_id;       /* the peer process and its queue pair, once connected */
+    uint32_t        dest_qp;
+    struct mv_peer *peer;          /* its mailbox; NULL until connected (set once, with release,
+                                    * under the engine lock and sq.lock) */
     struct mv_side  sq, rq;
-    /* receive side failure, guarded by rq.lock: once set, every request completes with it */
-    uint32_t        rq_failed_status;
-    deck_mbox_t     self_mb;       /* cloned from recv_mb: carries wake-up tokens */
-    int             self_mb_open;
-    deck_msg_t      token;         /* zero-length: a wake-up (real messages carry a header) */
-    int             cq_bound;
-    struct mv_qp   *cq_next;       /* the receive CQ's list of QPs; guarded by that CQ's lock */
-    uint32_t        cq_refs;       /* pollers using the QP through that CQ; same lock */
+    /* send window, guarded by sq.lock: payload bytes posted, and the edge the peer allows */
+    uint32_t        sent, send_edge;
+    /* a window the peer announced before this side connected (its connect raced ours) */
+    int             early_set;
+    uint32_t        early_id, early_qp, early_edge;
+    int             send_scheduled;   /* on the engine's send list (engine lock) */
+    struct mv_qp   *send_next;        /* engine lock */
+    /* receive side, guarded by rq.lock */
+    struct mv_rchunk *rx_head, *rx_tail;
+    uint32_t        window;        /* bytes the peer may have in flight to us (SO_RCVBUF) */
+    uint32_t        received;      /* payload bytes that arrived */
+    uint32_t        consumed;      /* payload bytes handed out to receive requests */
+    uint32_t        advertised;    /* the edge last told the peer */
+    uint32_t        rq_failed_status;  /* once set, every request completes with it */
+    uint32_t        pins;          /* dispatches using the QP (engine lock) */
 };
 
-void *mv_send_daemon(void *qp);
-void *mv_recv_daemon(void *qp);
-/* Posts list[0..n) (one message's worth: mv_wire_batch) to DECK in the caller's thread; the
- * caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports them
- * and hands the turn back. */
+/* Bits of qp_num that index the engine's table; the rest are random, so a stale or guessed
+ * number rarely names a live queue pair. */
+#define MV_QP_SLOT_BITS 20
+#define MV_QP_SLOTS (1u << MV_QP_SLOT_BITS)
+/* The window every queue pair starts with before its peer's first credit: both ends assume it. */
+#define MV_WINDOW_INITIAL (64u * 1024u)
+/* SO_RCVBUF with nothing configured (above loopback TCP's ~4 MiB with the send ring's 1 MiB). */
+#define MV_WINDOW_DEFAULT (4u * 1024u * 1024u)
+#define MV_WINDOW_MAX     (1u << 30)
+
+/* Posts list[0..n) as coalesced messages as far as the window allows, in the caller's thread;
+ * the caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports
+ * them and hands the turn back (the rest goes to the engine's send thread). */
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
-
-/* Receive progress by pollers (qp_recv.c). A step takes the turn if it is free and a request
- * is posted, retrieves with timeout_ms (-1: no limit, 0: only look) and completes it. */
-enum mv_rq_step {
-    MV_RQ_DONE,      /* completions were pushed */
-    MV_RQ_AGAIN,     /* a wake-up token was taken: step again */
-    MV_RQ_IDLE,      /* nothing posted, or someone else holds the turn */
-    MV_RQ_TIMEOUT,   /* nothing arrived in time */
-    MV_RQ_GONE       /* the QP is being destroyed */
-};
-enum mv_rq_step mv_rq_step(struct mv_qp *qp, int timeout_ms);
-/* A blocking poller arrives / leaves: while one is there the daemon keeps out. */
-void mv_rq_poller_enter(struct mv_qp *qp);
-void mv_rq_poller_leave(struct mv_qp *qp);
-/* Receive requests were queued (rq.lock held): the reader is active. */
-void mv_rq_posted_locked(struct mv_qp *qp);
-/* Destroying: no new turn; ends the retrieve in progress and waits until the turn is free. */
-void mv_rq_stop(struct mv_qp *qp);
-/* Wakes the side's daemon if it sleeps without a timeout (lock held). */
-void mv_side_wake_locked(struct mv_side *side);
+/* The engine's send thread: post what is queued while the window allows. */
+void mv_send_queued(struct mv_qp *qp);
+/* How many of list[0..n) one message carries within the window: 0 when the window is shut. */
+uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
+/* A message for qp arrived (the engine checked its head and source): take its credit and its
+ * records. Never posts: the dispatcher may hold the receive turn. */
+void mv_qp_dispatch(struct mv_qp *qp, const struct mv_wire_head *head, const deck_msg_t *msg);
+/* Fails the queue pair: requests queued on both sides and every later one complete with
+ * status; the QP moves to ERR with the reason. */
+void mv_qp_fail(struct mv_qp *qp, uint32_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Receive requests were queued (rq.lock held): hand out what is there. */
+void mv_rq_serve_locked(struct mv_qp *qp);
+/* After post_rr (no lock held): tells the peer how far it may send now, if that moved enough. */
+void mv_rq_credit(struct mv_qp *qp);
+/* Frees what was received and not handed out (rq.lock held). */
+void mv_rq_free_locked(struct mv_qp *qp);
 /* Completes every request still queued on side with status (flush or failure); lock held. */
 void mv_side_fail_all(struct mv_side *side, uint32_t opcode, uint32_t status);
 const char *mv_qp_state_name(uint32_t state);

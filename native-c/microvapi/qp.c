@@ -1,35 +1,40 @@
 /*
- * Queue pairs (thesis 4.4.4, Figs. 4.16-4.17): a QP is two DECK mailboxes, one created here to
- * receive ("mb-<qp_num>-<deck id>", unique in the run) and one cloned from the peer's to send,
- * plus a send and a receive request queue, each served in order (qp_send.c, qp_recv.c); DECK
- * has no asynchronous primitive, so a daemon thread per direction carries the backlog.
+ * Queue pairs (thesis 4.4.4, Figs. 4.16-4.17). In the thesis a QP was two DECK mailboxes (one
+ * created to receive, "mb-<qp_num>-<deck id>", one cloned from the peer's) and a daemon thread
+ * per direction. Here a QP is an entry in the process's table (engine.c): every QP receives
+ * through the process's one mailbox, the peer process's mailbox is looked up once per peer,
+ * and the process's two engine threads serve every QP. A QP costs a few hundred bytes until
+ * data waits in it.
  *
  * Where this departs from the thesis:
- *  - several receive requests may be posted at once (the thesis posted one), so a sender never
- *    finds the receiver without a buffer; messages that arrive with none posted wait in the
- *    DECK mailbox;
+ *  - several receive requests may be posted at once (the thesis posted one), and data that
+ *    arrives with none posted waits in the QP's receive queue, up to the window the QP
+ *    advertises (flow control as TCP's, qp_recv.c): a writer never waits for the peer's
+ *    reader below it, and blocks beyond it;
  *  - lists of requests are posted in one call (EVAPI_post_sr_list / EVAPI_post_rr_list), so a
  *    whole write is one native crossing;
  *  - consecutive send requests travel coalesced, several per DECK message (wire.c), and the
  *    receiver hands their blocks out to its receive requests one by one;
  *  - every signalled request gets its own completion (the thesis returned only the latest one
  *    and dropped the earlier ones), and failures are reported even for unsignalled sends;
- *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR, destroying
- *    the QP completes outstanding ones with VAPI_WR_FLUSH_ERR;
- *  - no thread hand-off on the small-message path: a send that finds its queue empty is posted
- *    to DECK by the caller, and a reader polling the receive CQ retrieves from DECK itself;
- *    the daemons only serve what is queued behind (see qp_send.c, qp_recv.c).
+ *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR (the engine
+ *    watches the peers' lives), a peer that destroyed its QP with data unread answers with a
+ *    reset (VAPI_REM_ABORT_ERR too), destroying the QP completes outstanding ones with
+ *    VAPI_WR_FLUSH_ERR;
+ *  - no thread hand-off on the small-message path: a send that finds its queue empty and the
+ *    window open is posted to DECK by the caller, and a reader polling the receive CQ
+ *    retrieves from DECK itself (qp_send.c, cq.c).
+ *
+ * max_recv_wr sets the window: the QP holds up to max_recv_wr blocks of its mtu, posted or
+ * arrived and not yet claimed (at least MV_WINDOW_INITIAL bytes and two blocks; unlimited
+ * max_recv_wr, 0, gives MV_WINDOW_DEFAULT).
  */
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mv_internal.h"
-
-/* Process-wide serial from 0: equals the Aldeia socket id when each socket makes one QP. */
-static atomic_uint next_qp_num;
 
 const char *mv_qp_state_name(uint32_t state)
 {
@@ -37,14 +42,19 @@ const char *mv_qp_state_name(uint32_t state)
     return state <= VAPI_ERR ? names[state] : "unknown";
 }
 
-void mv_qp_set_error_locked(struct mv_qp *qp, const char *fmt, ...)
+static void set_error_va(struct mv_qp *qp, const char *fmt, va_list ap)
 {
     if (qp->state == VAPI_ERR)
         return;
     qp->state = VAPI_ERR;
+    vsnprintf(qp->err_text, sizeof qp->err_text, fmt, ap);
+}
+
+void mv_qp_set_error_locked(struct mv_qp *qp, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(qp->err_text, sizeof qp->err_text, fmt, ap);
+    set_error_va(qp, fmt, ap);
     va_end(ap);
 }
 
@@ -58,39 +68,35 @@ void mv_side_fail_all(struct mv_side *side, uint32_t opcode, uint32_t status)
     }
 }
 
+void mv_qp_fail(struct mv_qp *qp, uint32_t status, const char *fmt, ...)
+{
+    pthread_mutex_lock(&qp->sq.lock);
+    va_list ap;
+    va_start(ap, fmt);
+    set_error_va(qp, fmt, ap);
+    va_end(ap);
+    mv_side_fail_all(&qp->sq, VAPI_SEND, status);
+    pthread_mutex_unlock(&qp->sq.lock);
+    pthread_mutex_lock(&qp->rq.lock);
+    if (!qp->rq_failed_status)
+        qp->rq_failed_status = status;
+    mv_rq_serve_locked(qp);   /* what arrived before still goes first, then the failure */
+    pthread_mutex_unlock(&qp->rq.lock);
+}
+
 /* ---- creation and tear-down -------------------------------------------------------------- */
 
-static int side_init(struct mv_side *side, struct mv_cq *cq, VAPI_cq_hndl_t cq_hndl,
-                     uint32_t max_wr, uint32_t mtu)
+static void side_init(struct mv_side *side, struct mv_cq *cq, VAPI_cq_hndl_t cq_hndl,
+                      uint32_t max_wr)
 {
     side->cq = cq;
     side->cq_hndl = cq_hndl;
     side->max_wr = max_wr;
     pthread_mutex_init(&side->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);   /* the receive daemon's grace */
-    pthread_cond_init(&side->work, &attr);
-    pthread_condattr_destroy(&attr);
-    return deck_msg_create(&side->msg, mv_wire_capacity(mtu));
+    pthread_cond_init(&side->idle, NULL);
 }
 
-static void side_stop(struct mv_side *side)
-{
-    pthread_mutex_lock(&side->lock);
-    side->stopping = 1;
-    pthread_cond_broadcast(&side->work);
-    pthread_mutex_unlock(&side->lock);
-}
-
-static void side_join(struct mv_side *side)
-{
-    if (side->running)
-        pthread_join(side->daemon, NULL);
-    side->running = 0;
-}
-
-/* Flushes what is left and frees the side; the daemon has ended and nobody posts any more. */
+/* Flushes what is left and frees the side; nobody posts any more. */
 static void side_free(struct mv_side *side, uint32_t opcode)
 {
     pthread_mutex_lock(&side->lock);
@@ -98,70 +104,34 @@ static void side_free(struct mv_side *side, uint32_t opcode)
     pthread_mutex_unlock(&side->lock);
     mv_cq_wake(side->cq, 0);
     mv_wrq_free(&side->q);
-    deck_msg_destroy(&side->msg);
-    pthread_cond_destroy(&side->work);
+    pthread_cond_destroy(&side->idle);
     pthread_mutex_destroy(&side->lock);
-}
-
-/* Stops both directions: the send daemon finishes the post it is in; whoever retrieves (the
- * receive daemon or a poller) is woken by a token (mv_rq_stop); pollers let go of the QP
- * before the mailboxes go. */
-static void qp_stop(struct mv_qp *qp)
-{
-    side_stop(&qp->sq);
-    mv_rq_stop(qp);
-    side_join(&qp->sq);
-    side_join(&qp->rq);
-    if (qp->cq_bound) {
-        mv_cq_unbind(qp->rq.cq, qp, 1);
-        mv_cq_unbind(qp->sq.cq, qp, 0);
-        qp->cq_bound = 0;
-    }
-    if (qp->self_mb_open)
-        deck_mbox_destroy(&qp->self_mb);
-    qp->self_mb_open = 0;
-    if (qp->recv_mb_open)
-        deck_mbox_destroy(&qp->recv_mb);
-    qp->recv_mb_open = 0;
 }
 
 static void qp_free(struct mv_qp *qp)
 {
+    mv_cq_bind(qp->sq.cq, 0, 0);
+    mv_cq_bind(qp->rq.cq, 1, 0);
+    pthread_mutex_lock(&qp->rq.lock);
+    mv_rq_free_locked(qp);
+    pthread_mutex_unlock(&qp->rq.lock);
     side_free(&qp->sq, VAPI_SEND);
     side_free(&qp->rq, VAPI_RECEIVE);
-    if (qp->send_mb_open)
-        deck_mbox_destroy(&qp->send_mb);
-    deck_msg_destroy(&qp->token);
+    if (qp->peer)
+        mv_engine_peer_put(qp->peer);
     pthread_mutex_destroy(&qp->modify_lock);
     free(qp);
 }
 
-static VAPI_ret_t qp_start(const char *fn, struct mv_qp *qp)
+/* The window for max_recv_wr blocks of mtu bytes (see the top of this file). */
+static uint32_t window_for(uint32_t max_recv_wr, uint32_t mtu)
 {
-    char name[DECK_MBOX_NAME_MAX];
-    snprintf(name, sizeof name, "mb-%u-%d", qp->qp_num, deck_node());
-    int rc = deck_mbox_create(&qp->recv_mb, name);
-    if (rc != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "creating the receive mailbox %s failed: %s: %s", name,
-                       deck_strerror(rc), deck_last_error());
-    qp->recv_mb_open = 1;
-    /* Nobody else's messages until the connection names the peer (qp_connect), and none longer
-     * than the receiving side ever retrieves: anything else is refused before it is read. */
-    if ((rc = deck_mbox_watch(&qp->recv_mb, DECK_NOBODY)) != DECK_OK
-        || (rc = deck_mbox_limit(&qp->recv_mb, mv_wire_capacity(qp->mtu))) != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "closing the receive mailbox %s to strangers failed: %s: %s", name,
-                       deck_strerror(rc), deck_last_error());
-    if ((rc = deck_mbox_clone_at(&qp->self_mb, deck_node(), name)) != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "cloning our own mailbox %s failed: %s: %s", name,
-                       deck_strerror(rc), deck_last_error());
-    qp->self_mb_open = 1;
-    if (pthread_create(&qp->sq.daemon, NULL, mv_send_daemon, qp))
-        return mv_fail(VAPI_EGEN, fn, "cannot start the send daemon thread");
-    qp->sq.running = 1;
-    if (pthread_create(&qp->rq.daemon, NULL, mv_recv_daemon, qp))
-        return mv_fail(VAPI_EGEN, fn, "cannot start the receive daemon thread");
-    qp->rq.running = 1;
-    return VAPI_OK;
+    uint64_t w = max_recv_wr ? (uint64_t)max_recv_wr * mtu : MV_WINDOW_DEFAULT;
+    if (w < 2ull * mtu)
+        w = 2ull * mtu;
+    if (w < MV_WINDOW_INITIAL)
+        w = MV_WINDOW_INITIAL;
+    return w > MV_WINDOW_MAX ? MV_WINDOW_MAX : (uint32_t)w;
 }
 
 /* Links the QP to its HCA and CQs so none of them can be destroyed under it. */
@@ -190,7 +160,7 @@ static void unlink_parents(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t sq_cq, VAPI_cq_hn
     mv_reg_unlink(hca);
 }
 
-/* Builds, starts and registers the QP; the HCA and both CQs are pinned by the caller. */
+/* Builds and registers the QP; the HCA and both CQs are pinned by the caller. */
 static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *hca_obj,
                             const VAPI_qp_init_attr_t *attr, struct mv_cq *sq_cq,
                             struct mv_cq *rq_cq, VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop)
@@ -205,26 +175,20 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     }
     obj->mtu = obj->path_mtu = hca_obj->mtu;
     obj->state = VAPI_INIT;
+    obj->window = window_for(attr->max_recv_wr, obj->mtu);
+    obj->send_edge = MV_WINDOW_INITIAL;      /* what the peer allows before it says more */
+    obj->advertised = MV_WINDOW_INITIAL;
     pthread_mutex_init(&obj->modify_lock, NULL);
-    int sq_rc = side_init(&obj->sq, sq_cq, attr->sq_cq_hndl, attr->max_send_wr, obj->mtu);
-    int rq_rc = side_init(&obj->rq, rq_cq, attr->rq_cq_hndl, attr->max_recv_wr, obj->mtu);
-    int tok_rc = deck_msg_create(&obj->token, 0);
-    if (sq_rc != DECK_OK || rq_rc != DECK_OK || tok_rc != DECK_OK)
-        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for %u-byte DECK messages",
-                      mv_wire_capacity(obj->mtu));
-    if (ret == VAPI_OK) {
-        obj->qp_num = atomic_fetch_add(&next_qp_num, 1);
-        ret = qp_start(fn, obj);
-    }
-    if (ret == VAPI_OK) {
-        mv_cq_bind(sq_cq, obj, 0);
-        mv_cq_bind(rq_cq, obj, 1);
-        obj->cq_bound = 1;
-    }
-    if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0)
+    side_init(&obj->sq, sq_cq, attr->sq_cq_hndl, attr->max_send_wr);
+    side_init(&obj->rq, rq_cq, attr->rq_cq_hndl, attr->max_recv_wr);
+    mv_cq_bind(sq_cq, 0, 1);
+    mv_cq_bind(rq_cq, 1, 1);
+    ret = mv_engine_add_qp(fn, obj);
+    if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0) {
+        mv_engine_remove_qp(obj);
         ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+    }
     if (ret != VAPI_OK) {
-        qp_stop(obj);
         qp_free(obj);
         unlink_parents(hca, attr->sq_cq_hndl, attr->rq_cq_hndl);
         return ret;
@@ -256,6 +220,21 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
     return ret;
 }
 
+/* Tells the peer that this QP is gone when it goes with data unread (TCP's reset on close):
+ * its writer learns now instead of filling a window nobody will read. */
+static void reset_peer_if_unread(struct mv_qp *qp)
+{
+    pthread_mutex_lock(&qp->rq.lock);
+    int unread = qp->rx_head != NULL && !qp->rq_failed_status;
+    pthread_mutex_unlock(&qp->rq.lock);
+    deck_msg_t *m = unread && __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE) ? mv_engine_scratch() : NULL;
+    if (!m)
+        return;
+    struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num, .kind = MV_WIRE_RESET };
+    mv_wire_start(m, &h);
+    mv_engine_post(qp->peer, m);   /* best effort: a peer that is gone needs no reset */
+}
+
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
 {
     static const char fn[] = "VAPI_destroy_qp";
@@ -267,7 +246,18 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
         mv_reg_put(qp);
         return ret;
     }
-    qp_stop(obj);
+    /* No new turn for a sender; the one in a post finishes it (bounded: the peer's engine
+     * always drains its mailbox), then nothing reaches the QP any more. */
+    pthread_mutex_lock(&obj->sq.lock);
+    obj->sq.stopping = 1;
+    while (obj->sq.busy)
+        pthread_cond_wait(&obj->sq.idle, &obj->sq.lock);
+    pthread_mutex_unlock(&obj->sq.lock);
+    pthread_mutex_lock(&obj->rq.lock);
+    obj->rq.stopping = 1;
+    pthread_mutex_unlock(&obj->rq.lock);
+    mv_engine_remove_qp(obj);
+    reset_peer_if_unread(obj);
     mv_reg_remove(qp);   /* posts already inside finish first; their requests get flushed */
     VAPI_cq_hndl_t sq_cq = obj->sq.cq_hndl, rq_cq = obj->rq.cq_hndl;
     qp_free(obj);
@@ -293,23 +283,28 @@ VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *bu
 
 /* ---- connection -------------------------------------------------------------------------- */
 
-/* Opens our receive mailbox to the peer alone (and watches it for the peer's death), then
- * clones the peer's receive mailbox, asking that peer only. */
+/* Names the peer (its process's mailbox, looked up at that process alone) and tells it the
+ * window, so it may send beyond MV_WINDOW_INITIAL at once. */
 static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_attr_t *attr)
 {
-    char name[DECK_MBOX_NAME_MAX];
-    snprintf(name, sizeof name, "mb-%u-%u", attr->dest_qp_num, attr->dest_id);
-    /* A QP connected within this process (two sockets of one JVM) has no peer to lose, and its
-     * messages never come from another process. */
-    int rc = DECK_OK;
-    if (attr->dest_id != (uint32_t)deck_node() && (rc = deck_mbox_watch(&qp->recv_mb, (int)attr->dest_id)) != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "watching DECK node %u failed: %s: %s", attr->dest_id,
-                       deck_strerror(rc), deck_last_error());
-    if ((rc = deck_mbox_clone_at(&qp->send_mb, (int)attr->dest_id, name)) != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "cloning the peer's mailbox %s (dest_qp_num %u, dest_id "
-                       "%u) failed: %s: %s", name, attr->dest_qp_num, attr->dest_id,
-                       deck_strerror(rc), deck_last_error());
-    qp->send_mb_open = 1;
+    struct mv_peer *peer;
+    VAPI_ret_t ret = mv_engine_peer(fn, attr->dest_id, &peer);
+    if (ret != VAPI_OK)
+        return ret;
+    mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer);
+    pthread_mutex_lock(&qp->rq.lock);
+    qp->advertised = qp->window;
+    pthread_mutex_unlock(&qp->rq.lock);
+    deck_msg_t *m = mv_engine_scratch();
+    if (!m)
+        return mv_fail(VAPI_ENOMEM, fn, "no memory for a message");
+    struct mv_wire_head h = { .dest_qp = attr->dest_qp_num, .src_qp = qp->qp_num,
+                              .credit = qp->window, .kind = MV_WIRE_CREDIT };
+    mv_wire_start(m, &h);
+    int rc = mv_engine_post(peer, m);
+    if (rc != DECK_OK)
+        return mv_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",
+                       attr->dest_id, deck_strerror(rc), deck_last_error());
     return VAPI_OK;
 }
 

@@ -6,19 +6,19 @@
  */
 #include "mv_internal.h"
 
-/* How much of a send list the caller posts itself: the first DECK message (mv_wire_batch:
- * up to 64 blocks / 64 KiB coalesced). The old path cost the caller a queue append; posting
- * inline costs a copy into the DECK message and one DECK post. For a short write (the latency
- * case) that saves the hand-off to the daemon; a large write must not hold the caller for all
- * of its posts, so the daemon posts the rest while the caller goes on, as in the thesis. The
- * first request always goes inline, whatever its size: a write of one large block is the
- * latency case too, and its copy costs less than waking the daemon (measured: a 10 KiB
- * ping-pong over sci took 20 us one-way when that block went to the daemon). A DECK post
- * that waits (a transport whose ring to the peer is full, or sci's protocol-3 rendezvous)
- * holds the caller for as long: the price of the fast path. */
-static uint32_t inline_prefix(const VAPI_sr_desc_t *list, uint32_t n)
+/* How much of a send list the caller posts itself: the first DECK message (up to 64 blocks /
+ * 64 KiB coalesced), as far as the peer's window allows. The old path cost the caller a queue
+ * append; posting inline costs a copy into the DECK message and one DECK post. For a short
+ * write (the latency case) that saves the hand-off to a thread; a large write must not hold
+ * the caller for all of its posts, so the engine's send thread posts the rest while the caller
+ * goes on, as in the thesis. The first request goes inline whatever its size: a write of one
+ * large block is the latency case too, and its copy costs less than waking a thread
+ * (measured: a 10 KiB ping-pong over sci took 20 us one-way when that block went to a daemon).
+ * Within the window a DECK post never waits for the peer's application, only (briefly) for
+ * its engine to make room in a full transport ring. */
+static uint32_t inline_prefix(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
-    return mv_wire_batch(list, n);
+    return mv_send_batch(qp, list, n);
 }
 
 static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32_t i,
@@ -39,11 +39,14 @@ static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32
 }
 
 /* Accepts n requests on one side, all or none: the first *inline_n are for the caller to post
- * (it then holds the turn), the rest are queued. side->lock held. */
-static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
-                            const VAPI_sr_desc_t *list, int send, uint32_t *inline_n)
+ * (it then holds the turn), the rest are queued; *schedule: the send thread must post them now.
+ * side->lock held. */
+static VAPI_ret_t side_post(const char *fn, struct mv_qp *qp, struct mv_side *side, uint32_t n,
+                            const VAPI_sr_desc_t *list, int send, uint32_t *inline_n,
+                            int *schedule)
 {
     *inline_n = 0;
+    *schedule = 0;
     if (side->stopping)
         return mv_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
     uint64_t outstanding = (uint64_t)side->q.count + side->inflight;
@@ -54,7 +57,7 @@ static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
     VAPI_ret_t ret = mv_cq_reserve(fn, side->cq, n);
     if (ret != VAPI_OK)
         return ret;
-    uint32_t k = send && side->q.count == 0 && !side->busy ? inline_prefix(list, n) : 0;
+    uint32_t k = send && side->q.count == 0 && !side->busy ? inline_prefix(qp, list, n) : 0;
     if (mv_wrq_push(&side->q, list + k, n - k)) {
         mv_cq_unreserve(side->cq, n);
         return mv_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n - k);
@@ -63,8 +66,9 @@ static VAPI_ret_t side_post(const char *fn, struct mv_side *side, uint32_t n,
         side->busy = 1;
         side->inflight = k;
         *inline_n = k;
-    } else if (n > 0) {
-        mv_side_wake_locked(side);
+    } else if (send && n > 0 && !side->busy) {
+        const VAPI_sr_desc_t *front = mv_wrq_front(&side->q);
+        *schedule = mv_send_batch(qp, front, 1) > 0;   /* else the peer's credit schedules it */
     }
     return VAPI_OK;
 }
@@ -80,6 +84,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         return ret;
     struct mv_side *side = send ? &obj->sq : &obj->rq;
     uint32_t inline_n = 0;
+    int schedule = 0;
     pthread_mutex_lock(&side->lock);
     if (send && obj->state != VAPI_RTS)
         ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
@@ -90,12 +95,18 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         ret = send ? check_request(fn, &list[i], i, VAPI_SEND, obj->path_mtu)
                    : check_request(fn, &list[i], i, VAPI_RECEIVE, UINT32_MAX);
     if (ret == VAPI_OK)
-        ret = side_post(fn, side, n, list, send, &inline_n);
+        ret = side_post(fn, obj, side, n, list, send, &inline_n, &schedule);
     if (ret == VAPI_OK && !send)
-        mv_rq_posted_locked(obj);
+        mv_rq_serve_locked(obj);   /* data that waited for a request */
     pthread_mutex_unlock(&side->lock);
     if (inline_n > 0)
         mv_send_inline(obj, list, inline_n);
+    if (schedule)
+        mv_engine_schedule_send(obj);
+    if (ret == VAPI_OK && !send) {
+        mv_engine_activity();
+        mv_rq_credit(obj);
+    }
     mv_reg_put(qp);
     return ret;
 }

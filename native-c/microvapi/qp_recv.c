@@ -1,228 +1,204 @@
 /*
- * The receive direction of a queue pair: retrieve the next message from the QP's own mailbox
- * (DECK keeps messages that arrive while none is posted) and hand its records (wire.c: the
- * sender coalesces several blocks into one message) out to the posted receive requests in
- * order, one block and one completion per request. A message with more records than requests
- * posted stays pending (rq.msg, rq.msg_off) and is served first when more are posted; no
- * retrieve happens before it is used up, so nothing is reordered.
+ * The receive direction of a queue pair. Whoever retrieves from the process's mailbox
+ * (engine.c: a reader in a poll, or the receive thread) dispatches each message here: its
+ * records go to the posted receive requests, one block and one completion per request, in
+ * order; records that find no request posted wait in the receive queue (chunks allocated as
+ * data arrives, freed as it is handed out, so an idle queue pair holds no buffer) and go out
+ * first when requests are posted. Nothing is reordered: a message's records are handed out or
+ * queued behind what waits, never around it.
  *
- * The thesis had a daemon do every retrieve, so each message crossed one more thread on its
- * way to the reader. Here whoever holds the side's turn retrieves: a reader blocked in a poll
- * of the receive CQ takes it (cq.c), so the message goes from DECK straight to the reader's
- * thread; the daemon only serves the backlog, when nobody has polled or posted for
- * MV_RECV_GRACE_NS (an application that does not read still drains the mailbox, which a
- * shared-memory transport's ring needs). The two never retrieve at once, so order holds.
- * A poller that arrives while the daemon sits in a retrieve posts a zero-length token to the
- * mailbox (real messages always carry a record) to end that retrieve; so does the
- * destroyer. If the peer is gone (DECK_EPEER) or the mailbox fails, the next request and
- * every later one complete with the failure (after the pending message is used up).
+ * Flow control: the queue holds at most `window` payload bytes the application has not taken
+ * (handed out to a receive request counts as taken). Every message we send carries our edge,
+ * consumed + window (qp_send.c); when the application has taken a quarter of the window since
+ * the edge we last told, a post of receive requests sends the new edge in a credit message. A
+ * peer that sends beyond the edge breaks the protocol: the queue pair fails, nothing is stored.
+ * Memory per queue pair is thus bounded by the window plus 4 bytes per block and a chunk's
+ * slack.
+ *
+ * If the peer is gone or reset the connection, every request after the data that arrived
+ * before completes with the failure.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mv_internal.h"
 
-/* How long the reader may be away (between two polls) before the daemon takes over. Longer
- * than an application's turn-around between reads, short enough to keep messages flowing. */
-#define MV_RECV_GRACE_NS (2 * 1000000ull)
+/* The smallest chunk: small messages share one instead of a malloc each. */
+#define MV_CHUNK_MIN 4096u
 
-/* Hands the records of the pending message out to wrs[0..n) in order, one completion each
- * in wcs, until the requests or the message run out; returns how many were completed. Only
- * the turn holder calls it. */
-static uint32_t hand_out(struct mv_side *side, const VAPI_rr_desc_t *wrs, uint32_t n,
-                         VAPI_wc_desc_t *wcs)
+/* Hands the next record of buf[*off..len) to the request at the front of the receive queue,
+ * with its completion; the caller checked that both exist. rq.lock held. */
+static void hand_one(struct mv_qp *qp, const char *buf, uint32_t len, uint32_t *off)
 {
-    uint32_t k = 0;
-    for (; k < n && side->msg_off < side->msg.len; k++) {
-        const VAPI_rr_desc_t *wr = &wrs[k];
-        VAPI_wc_desc_t *wc = &wcs[k];
-        *wc = (VAPI_wc_desc_t){ .id = wr->id, .status = VAPI_SUCCESS, .opcode = VAPI_RECEIVE };
-        const void *data;
-        uint32_t len;
-        if (mv_wire_next(&side->msg, &side->msg_off, &data, &len)) {
-            wc->status = VAPI_GENERAL_ERR;   /* not a MicroVAPI message: drop it, go on */
-            side->msg_off = (uint32_t)side->msg.len;
-        } else if (len > wr->len) {
-            wc->status = VAPI_LOC_LEN_ERR;   /* this block is lost, the stream goes on */
-            wc->byte_len = len;
+    struct mv_side *side = &qp->rq;
+    const VAPI_rr_desc_t *wr = mv_wrq_front(&side->q);
+    VAPI_wc_desc_t wc = { .id = wr->id, .status = VAPI_SUCCESS, .opcode = VAPI_RECEIVE };
+    const void *data;
+    uint32_t dlen;
+    if (mv_wire_next(buf, len, off, &data, &dlen)) {   /* checked on arrival: cannot happen */
+        wc.status = VAPI_GENERAL_ERR;
+        *off = len;
+    } else if (dlen > wr->len) {
+        wc.status = VAPI_LOC_LEN_ERR;   /* this block is lost, the stream goes on */
+        wc.byte_len = dlen;
+    } else {
+        if (dlen)
+            memcpy((void *)(uintptr_t)wr->addr, data, dlen);
+        wc.byte_len = dlen;
+    }
+    qp->consumed += dlen;
+    mv_wrq_pop(&side->q);
+    mv_cq_push(side->cq, &wc);
+}
+
+void mv_rq_serve_locked(struct mv_qp *qp)
+{
+    struct mv_side *side = &qp->rq;
+    while (side->q.count > 0) {
+        struct mv_rchunk *c = qp->rx_head;
+        if (c) {
+            hand_one(qp, c->data, c->len, &c->off);
+            if (c->off >= c->len) {
+                qp->rx_head = c->next;
+                if (!qp->rx_head)
+                    qp->rx_tail = NULL;
+                free(c);
+            }
+        } else if (qp->rq_failed_status) {
+            mv_side_fail_all(side, VAPI_RECEIVE, qp->rq_failed_status);
         } else {
-            if (len)
-                memcpy((void *)(uintptr_t)wr->addr, data, len);
-            wc->byte_len = len;
+            break;
         }
     }
-    return k;
 }
 
-/* The status a failed retrieve gives this request and every later one. */
-static uint32_t retrieve_failure(int rc)
+void mv_rq_free_locked(struct mv_qp *qp)
 {
-    /* DECK_ETRUNC: larger than our mtu allows (the peer uses a larger one); DECK keeps it
-     * queued, so the stream cannot go on past it. */
-    return rc == DECK_ETRUNC ? VAPI_LOC_LEN_ERR
-         : rc == DECK_EPEER  ? VAPI_REM_ABORT_ERR : VAPI_GENERAL_ERR;
+    while (qp->rx_head) {
+        struct mv_rchunk *c = qp->rx_head;
+        qp->rx_head = c->next;
+        free(c);
+    }
+    qp->rx_tail = NULL;
 }
 
-void mv_side_wake_locked(struct mv_side *side)
+/* Queues buf[0..len) (whole records) behind what waits; 0, or -1 without memory. */
+static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
 {
-    if (side->daemon_idle || side->stopping)
-        pthread_cond_broadcast(&side->work);
+    struct mv_rchunk *t = qp->rx_tail;
+    if (t && t->cap - t->len >= len) {
+        memcpy(t->data + t->len, buf, len);
+        t->len += len;
+        return 0;
+    }
+    uint32_t cap = len > MV_CHUNK_MIN ? len : MV_CHUNK_MIN;
+    struct mv_rchunk *c = malloc(sizeof *c + cap);
+    if (!c)
+        return -1;
+    *c = (struct mv_rchunk){ .len = len, .cap = cap };
+    memcpy(c->data, buf, len);
+    if (t)
+        t->next = c;
+    else
+        qp->rx_head = c;
+    qp->rx_tail = c;
+    return 0;
 }
 
-/* Ends the retrieve the turn holder is in with a token; at most one token is outstanding.
- * rq.lock held. If the token cannot be posted the holder still returns with the next
- * message, so only latency is lost. */
-static void kick_locked(struct mv_qp *qp)
+/* The payload of the records of buf[0..len); -1 when they do not fill it exactly. */
+static int64_t records_payload(const char *buf, uint32_t len)
 {
-    if (qp->rq.kick_pending || !qp->self_mb_open)
+    uint64_t payload = 0;
+    uint32_t off = 0;
+    const void *data;
+    uint32_t dlen;
+    while (off < len) {
+        if (mv_wire_next(buf, len, &off, &data, &dlen))
+            return -1;
+        payload += dlen;
+    }
+    return off == len && len > 0 ? (int64_t)payload : -1;
+}
+
+/* The window edge the peer gave: our sends may go up to it. 0 when the queue pair is not
+ * connected yet (the edge is kept for its connect). */
+static int take_credit(struct mv_qp *qp, const struct mv_wire_head *h, int src)
+{
+    pthread_mutex_lock(&qp->sq.lock);
+    int more = 0, connected = qp->peer != NULL;
+    if (!connected) {   /* the peer connected first: keep its window until we name it */
+        qp->early_set = 1;
+        qp->early_id = (uint32_t)src;
+        qp->early_qp = h->src_qp;
+        qp->early_edge = h->credit;
+    } else if ((int32_t)(h->credit - qp->send_edge) > 0) {
+        qp->send_edge = h->credit;
+        const VAPI_sr_desc_t *front = mv_wrq_front(&qp->sq.q);
+        more = front && !qp->sq.busy && !qp->sq.stopping && mv_send_batch(qp, front, 1) > 0;
+    }
+    pthread_mutex_unlock(&qp->sq.lock);
+    if (more)
+        mv_engine_schedule_send(qp);
+    return connected;
+}
+
+static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
+{
+    const char *buf = msg->buf + MV_WIRE_HEAD;
+    uint32_t len = (uint32_t)msg->len - MV_WIRE_HEAD;
+    int64_t payload = records_payload(buf, len);
+    if (payload < 0) {
+        mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) sent a malformed message", qp->dest_id);
         return;
-    deck_msg_clear(&qp->token);
-    if (deck_mbox_post(&qp->self_mb, &qp->token) == DECK_OK)
-        qp->rq.kick_pending = 1;
-}
-
-/* One step by whoever gets the turn (the daemon or a poller): unless a message is pending,
- * retrieves the next one, then completes as many posted requests as it has records left.
- * rq.lock held on entry and on return, released during the retrieve and the copies. */
-static enum mv_rq_step step_locked(struct mv_qp *qp, int timeout_ms, int daemon)
-{
-    struct mv_side *side = &qp->rq;
-    if (side->stopping)
-        return MV_RQ_GONE;
-    if (side->busy || side->q.count == 0)
-        return MV_RQ_IDLE;
-    if (qp->rq_failed_status) {
-        mv_side_fail_all(side, VAPI_RECEIVE, qp->rq_failed_status);
-        return MV_RQ_DONE;
     }
-    /* Only the turn holder pops requests, so these stay at the front until we are back. */
-    VAPI_rr_desc_t wrs[MV_COALESCE_BLOCKS];
-    uint32_t n = 0;
-    for (const VAPI_rr_desc_t *wr; n < MV_COALESCE_BLOCKS && (wr = mv_wrq_at(&side->q, n)); n++)
-        wrs[n] = *wr;
-    side->busy = 1;
-    side->busy_daemon = daemon;
-    pthread_mutex_unlock(&side->lock);
-
-    int rc = DECK_OK, token = 0;
-    if (side->msg_off >= side->msg.len) {   /* nothing pending: the next message */
-        deck_msg_clear(&side->msg);
-        side->msg_off = 0;
-        rc = deck_mbox_retrv_timed(&qp->recv_mb, &side->msg, timeout_ms);
-        token = rc == DECK_OK && side->msg.len == 0;
-        if (rc != DECK_OK)
-            deck_msg_clear(&side->msg);
-    }
-    VAPI_wc_desc_t wcs[MV_COALESCE_BLOCKS];
-    uint32_t done = 0, failed = 0;
-    if (rc == DECK_OK && !token) {
-        done = hand_out(side, wrs, n, wcs);
-    } else if (rc != DECK_OK && rc != DECK_ETIMEDOUT) {
-        failed = retrieve_failure(rc);
-        wcs[done++] = (VAPI_wc_desc_t){ .id = wrs[0].id, .status = failed,
-                                        .opcode = VAPI_RECEIVE };
-        pthread_mutex_lock(&qp->sq.lock);
-        mv_qp_set_error_locked(qp, "receiving from mailbox %s failed: %s: %s",
-                               qp->recv_mb.name, deck_strerror(rc), deck_last_error());
-        pthread_mutex_unlock(&qp->sq.lock);
-    }
-
-    pthread_mutex_lock(&side->lock);
-    side->busy = 0;
-    mv_side_wake_locked(side);
-    if (done == 0) {
-        side->kick_pending &= !token;
-        mv_cq_notify(side->cq);   /* a poller may be waiting for the turn */
-        return token ? MV_RQ_AGAIN : MV_RQ_TIMEOUT;
-    }
-    for (uint32_t i = 0; i < done; i++) {
-        mv_wrq_pop(&side->q);
-        mv_cq_push(side->cq, &wcs[i]);
-    }
-    if (failed)
-        qp->rq_failed_status = failed;
-    return MV_RQ_DONE;
-}
-
-enum mv_rq_step mv_rq_step(struct mv_qp *qp, int timeout_ms)
-{
     pthread_mutex_lock(&qp->rq.lock);
-    enum mv_rq_step st = step_locked(qp, timeout_ms, 0);
-    pthread_mutex_unlock(&qp->rq.lock);
-    return st;
-}
-
-void mv_rq_poller_enter(struct mv_qp *qp)
-{
-    struct mv_side *side = &qp->rq;
-    pthread_mutex_lock(&side->lock);
-    side->pollers++;
-    side->activity_ns = mv_now_ns();
-    if (side->busy && side->busy_daemon)
-        kick_locked(qp);
-    pthread_mutex_unlock(&side->lock);
-}
-
-void mv_rq_poller_leave(struct mv_qp *qp)
-{
-    struct mv_side *side = &qp->rq;
-    pthread_mutex_lock(&side->lock);
-    side->pollers--;
-    side->activity_ns = mv_now_ns();
-    mv_side_wake_locked(side);   /* its grace starts now */
-    pthread_mutex_unlock(&side->lock);
-}
-
-void mv_rq_posted_locked(struct mv_qp *qp)
-{
-    qp->rq.activity_ns = mv_now_ns();
-    mv_side_wake_locked(&qp->rq);
-    mv_cq_notify(qp->rq.cq);   /* a poller waiting with nothing posted can retrieve now */
-}
-
-void mv_rq_stop(struct mv_qp *qp)
-{
-    struct mv_side *side = &qp->rq;
-    pthread_mutex_lock(&side->lock);
-    side->stopping = 1;
-    pthread_cond_broadcast(&side->work);
-    if (side->busy)
-        kick_locked(qp);
-    while (side->busy)
-        pthread_cond_wait(&side->work, &side->lock);
-    pthread_mutex_unlock(&side->lock);
-    mv_cq_notify(side->cq);   /* pollers see MV_RQ_GONE and let go of the QP */
-}
-
-/* How the daemon sleeps when it may not retrieve: while the reader was seen lately, until
- * its grace ends; else until someone signals (a post, a poller leaving, the turn coming
- * free). The timed sleep keeps the reader's hot path (poll, post, poll) free of signals. */
-static void daemon_sleep(struct mv_side *side, uint64_t now)
-{
-    uint64_t until = side->activity_ns + MV_RECV_GRACE_NS;
-    if (now < until) {
-        struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
-                               .tv_nsec = (long)(until % 1000000000ull) };
-        pthread_cond_timedwait(&side->work, &side->lock, &ts);
+    if (qp->rq.stopping || qp->rq_failed_status) {
+        pthread_mutex_unlock(&qp->rq.lock);
         return;
     }
-    side->daemon_idle = 1;
-    pthread_cond_wait(&side->work, &side->lock);
-    side->daemon_idle = 0;
+    if ((int32_t)(qp->received + (uint32_t)payload - qp->advertised) > 0) {
+        pthread_mutex_unlock(&qp->rq.lock);
+        mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) sent beyond the window it was "
+                   "given (%u bytes)", qp->dest_id, qp->window);
+        return;
+    }
+    qp->received += (uint32_t)payload;
+    uint32_t off = 0;
+    /* Nothing waits: straight into the posted requests, without a copy into the queue. */
+    while (!qp->rx_head && off < len && qp->rq.q.count > 0)
+        hand_one(qp, buf, len, &off);
+    int rc = off < len ? enqueue(qp, buf + off, len - off) : 0;
+    pthread_mutex_unlock(&qp->rq.lock);
+    if (rc)
+        mv_qp_fail(qp, VAPI_GENERAL_ERR, "no memory to hold %u received bytes", len - off);
 }
 
-void *mv_recv_daemon(void *arg)
+void mv_qp_dispatch(struct mv_qp *qp, const struct mv_wire_head *h, const deck_msg_t *msg)
 {
-    struct mv_qp *qp = arg;
-    struct mv_side *side = &qp->rq;
-    pthread_mutex_lock(&side->lock);
-    while (!side->stopping) {
-        uint64_t now = mv_now_ns();
-        if (side->q.count > 0 && !side->busy && side->pollers == 0
-            && (qp->rq_failed_status || now >= side->activity_ns + MV_RECV_GRACE_NS))
-            step_locked(qp, -1, 1);
-        else
-            daemon_sleep(side, now);
-    }
-    pthread_mutex_unlock(&side->lock);
-    return NULL;
+    if (!take_credit(qp, h, msg->src))
+        return;
+    if (h->kind == MV_WIRE_RESET)
+        mv_qp_fail(qp, VAPI_REM_ABORT_ERR, "the peer (DECK process %u) reset the connection",
+                   qp->dest_id);
+    else if (h->kind == MV_WIRE_DATA)
+        take_data(qp, msg);
+}
+
+void mv_rq_credit(struct mv_qp *qp)
+{
+    struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+    pthread_mutex_lock(&qp->rq.lock);
+    uint32_t edge = qp->consumed + qp->window;
+    int due = peer && !qp->rq_failed_status && !qp->rq.stopping
+              && edge - qp->advertised >= qp->window / 4;
+    if (due)
+        qp->advertised = edge;
+    pthread_mutex_unlock(&qp->rq.lock);
+    deck_msg_t *m = due ? mv_engine_scratch() : NULL;
+    if (!m)
+        return;
+    struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num, .credit = edge,
+                              .kind = MV_WIRE_CREDIT };
+    mv_wire_start(m, &h);
+    mv_engine_post(peer, m);   /* a failure shows on the next data or the liveness check */
 }

@@ -1,31 +1,61 @@
 /*
  * The send direction of a queue pair: send requests are packed into wire messages and posted
- * to the peer's mailbox in posting order, consecutive requests coalesced into one DECK
+ * to the peer process's mailbox in posting order, consecutive requests coalesced into one DECK
  * message up to the bounds of wire.c (a DECK post costs far more than copying a block: a
  * message per 1 KiB block held DECK/tcp to 150 MB/s); a signalled request gets a completion
- * once the DECK post that carried it has returned.
+ * once the DECK post that carried it has returned, that is once its bytes are in the peer's
+ * memory (its queue pair's receive queue, or DECK's buffers on the way there).
  *
- * The thesis's producer/consumer (Fig. 4.17) handed every request to a daemon. Here a post
- * that finds nothing queued and nobody posting takes the side's turn and posts to DECK in the
- * caller's thread (qp_post.c decides how much, mv_send_inline does it); the daemon (the
- * consumer) serves only what was queued behind a turn holder, one coalesced message a turn.
- * Only the turn holder is in DECK, so order is kept across the two. VAPI's semantics stay: the post returns once the buffers
- * may be reused (DECK's post copies) and completions still come through the CQ.
- * A DECK failure is always reported (signalled or not) and moves the QP to VAPI_ERR; the
- * requests behind it are flushed.
+ * Flow control: the peer's receive queue holds what its application has not taken, up to its
+ * window; every message from the peer says how far we may send (the edge, a byte counter mod
+ * 2^32, as TCP's window edge). A message goes out only within the edge, so the peer never
+ * holds more than its window, and a writer whose peer reads nothing sees its requests wait
+ * here, its send ring fill and its write block, as on TCP. Nothing waits for the peer's
+ * application below the window: its engine takes our messages whether it reads or not.
+ *
+ * The thesis's producer/consumer (Fig. 4.17) handed every request to a daemon per queue pair.
+ * Here a post that finds nothing queued, nobody posting and the window open posts the first
+ * message to DECK in the caller's thread; the rest waits for the process's send thread
+ * (engine.c), which also posts what waited for a window to open. Only the turn holder (busy) is
+ * in DECK for this queue pair, so order is kept. A DECK failure is always reported (signalled
+ * or not) and moves the QP to VAPI_ERR; the requests behind it are flushed.
  */
 #include "mv_internal.h"
 
-/* Posts list[0..n) (at most one message's worth: mv_wire_batch) as one DECK message; the
- * turn is held, sq.lock is not. */
+uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
+{
+    int32_t open = (int32_t)(qp->send_edge - qp->sent);
+    uint64_t room = open > 0 ? (uint64_t)open : 0, payload = 0;
+    uint32_t k = 0;
+    while (k < n && mv_wire_fits(k, payload, list[k].len) && payload + list[k].len <= room)
+        payload += list[k++].len;
+    return k;
+}
+
+/* The edge to tell the peer now (every message carries it), remembered as advertised. */
+static uint32_t receive_edge(struct mv_qp *qp)
+{
+    pthread_mutex_lock(&qp->rq.lock);
+    qp->advertised = qp->consumed + qp->window;
+    uint32_t edge = qp->advertised;
+    pthread_mutex_unlock(&qp->rq.lock);
+    return edge;
+}
+
+/* Posts list[0..n) (at most one message's worth) as one DECK message; the turn is held,
+ * sq.lock is not. */
 static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
-    deck_msg_t *msg = &qp->sq.msg;
-    deck_msg_clear(msg);
+    deck_msg_t *msg = mv_engine_scratch();
+    if (!msg)
+        return DECK_ENOMEM;
+    struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num,
+                              .credit = receive_edge(qp), .kind = MV_WIRE_DATA };
+    mv_wire_start(msg, &h);
     for (uint32_t i = 0; i < n; i++)
         if (mv_wire_append(msg, (const void *)(uintptr_t)list[i].addr, list[i].len))
             return DECK_ERANGE;
-    return deck_mbox_post(&qp->send_mb, msg);
+    return mv_engine_post(qp->peer, msg);
 }
 
 /* Reports the n requests a post carried (sq.lock and the turn held): they stop counting
@@ -48,64 +78,61 @@ static void report_locked(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t
         } else {
             silent++;
         }
+        if (rc == DECK_OK)
+            qp->sent += list[i].len;
     }
     if (silent)
         mv_cq_unreserve(side->cq, silent);
     if (rc != DECK_OK) {
-        mv_qp_set_error_locked(qp, "posting to the peer's mailbox %s failed: %s: %s",
-                               qp->send_mb.name, deck_strerror(rc), deck_last_error());
+        mv_qp_set_error_locked(qp, "posting to DECK process %u failed: %s: %s", qp->dest_id,
+                               deck_strerror(rc), deck_last_error());
         mv_side_fail_all(side, VAPI_SEND, VAPI_WR_FLUSH_ERR);
     }
+}
+
+/* Hands the turn back (sq.lock held); 1 when requests wait that the window lets go now. */
+static int release_turn_locked(struct mv_qp *qp)
+{
+    struct mv_side *side = &qp->sq;
+    side->busy = 0;
+    pthread_cond_broadcast(&side->idle);
+    const VAPI_sr_desc_t *front = mv_wrq_front(&side->q);
+    return front && !side->stopping && mv_send_batch(qp, front, 1) > 0;
 }
 
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
     int rc = post_batch(qp, list, n);
-    struct mv_side *side = &qp->sq;
-    pthread_mutex_lock(&side->lock);
+    pthread_mutex_lock(&qp->sq.lock);
     report_locked(qp, list, n, rc);
-    side->busy = 0;
-    if (side->q.count > 0)   /* requests queued behind us: the daemon's now */
-        mv_side_wake_locked(side);
-    pthread_mutex_unlock(&side->lock);
+    int more = release_turn_locked(qp);
+    pthread_mutex_unlock(&qp->sq.lock);
+    if (more)   /* requests queued behind us: the send thread's now */
+        mv_engine_schedule_send(qp);
 }
 
-void *mv_send_daemon(void *arg)
+void mv_send_queued(struct mv_qp *qp)
 {
-    struct mv_qp *qp = arg;
     struct mv_side *side = &qp->sq;
     pthread_mutex_lock(&side->lock);
-    for (;;) {
-        while (!side->stopping && (side->q.count == 0 || side->busy)) {
-            side->daemon_idle = 1;
-            pthread_cond_wait(&side->work, &side->lock);
-            side->daemon_idle = 0;
-        }
-        if (side->stopping)
-            break;   /* what is still queued is flushed by the destroyer */
-        if (qp->state == VAPI_ERR) {
-            /* The receive side lost the peer: sending would fail the same way. */
-            mv_side_fail_all(side, VAPI_SEND, VAPI_WR_FLUSH_ERR);
-            continue;
-        }
-        /* Everything queued that one message carries, in order. */
+    while (!side->busy && !side->stopping && qp->state != VAPI_ERR && side->q.count > 0) {
+        /* Everything queued that one message carries within the window, in order. */
         VAPI_sr_desc_t batch[MV_COALESCE_BLOCKS];
-        const VAPI_sr_desc_t *wr;
-        uint32_t k = 0;
-        uint64_t payload = 0;
-        while ((wr = mv_wrq_front(&side->q)) != NULL && mv_wire_fits(k, payload, wr->len)) {
-            payload += wr->len;
-            batch[k++] = *wr;
+        uint32_t avail = 0;
+        for (const VAPI_sr_desc_t *wr; avail < MV_COALESCE_BLOCKS && (wr = mv_wrq_at(&side->q, avail)); avail++)
+            batch[avail] = *wr;
+        uint32_t k = mv_send_batch(qp, batch, avail);
+        if (k == 0)
+            break;   /* the window is shut: the peer's next credit schedules us again */
+        for (uint32_t i = 0; i < k; i++)
             mv_wrq_pop(&side->q);
-        }
         side->busy = 1;
         side->inflight = k;
         pthread_mutex_unlock(&side->lock);
         int rc = post_batch(qp, batch, k);
         pthread_mutex_lock(&side->lock);
         report_locked(qp, batch, k, rc);
-        side->busy = 0;
+        release_turn_locked(qp);
     }
     pthread_mutex_unlock(&side->lock);
-    return NULL;
 }

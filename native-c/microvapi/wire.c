@@ -1,19 +1,27 @@
 /*
  * A MicroVAPI message on the wire. The thesis (Fig. 4.18) sent one request per DECK message,
- * [int32 length][length bytes of data]. Here one DECK message carries the consecutive send
- * requests of one QP that were posted together (coalescing), as a sequence of such records:
+ * [int32 length][length bytes of data], to a mailbox per queue pair. Here every queue pair of a
+ * process receives through the process's one mailbox (engine.c), so a message first names
+ * both queue pairs and carries the window (flow control, qp_recv.c); then come the
+ * consecutive send requests of one queue pair that were posted together (coalescing):
  *
- *     [int32 len_1][len_1 bytes] [int32 len_2][len_2 bytes] ... [int32 len_n][len_n bytes]
+ *     0        4        8        12       16
+ *     +--------+--------+--------+--------+-----------------+-----------------+---
+ *     |dest_qp | src_qp | credit |  kind  | [int32 len_1]   | [int32 len_2]   | ...
+ *     |        |        |        |        |  len_1 bytes    |  len_2 bytes    |
+ *     +--------+--------+--------+--------+-----------------+-----------------+---
  *
- * WIRE FORMAT: n >= 1 records fill the DECK message exactly; there is no count, the DECK
- * length ends the sequence. A message of one record is the thesis's format. A record of
- * length 0 is a zero-length send (end of stream) in its place; a DECK message of length 0 is
- * not MicroVAPI data but a wake-up token (qp_recv.c). Both peers run this same library, so
+ * WIRE FORMAT: a 16-byte head (struct mv_wire_head), then for MV_WIRE_DATA n >= 1 records that
+ * fill the DECK message exactly (no count: the DECK length ends the sequence); MV_WIRE_CREDIT
+ * and MV_WIRE_RESET messages are the head alone. `credit` is the sending side's receive edge
+ * for the other direction (every message carries it: window updates ride on data). A record
+ * of length 0 is a zero-length send (end of stream) in its place; a DECK message of length 0
+ * is not MicroVAPI data but a wake-up token (engine.c). Both peers run this same library, so
  * there is no version field. Integers are in native byte order, as DECK's own packing.
  *
  * Bounds: at most MV_COALESCE_BLOCKS records, and more than one only while their data stays
  * within MV_COALESCE_BYTES; a single record may be as large as the mtu. Every message fits
- * mv_wire_capacity(mtu) bytes, which is what both sides allocate (once per QP and direction).
+ * mv_wire_capacity(mtu) bytes.
  */
 #include <string.h>
 
@@ -21,7 +29,7 @@
 
 uint32_t mv_wire_capacity(uint32_t mtu)
 {
-    return (mtu > MV_COALESCE_BYTES ? mtu : MV_COALESCE_BYTES)
+    return MV_WIRE_HEAD + (mtu > MV_COALESCE_BYTES ? mtu : MV_COALESCE_BYTES)
            + MV_COALESCE_BLOCKS * MV_WIRE_HEADER;
 }
 
@@ -31,13 +39,10 @@ int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len)
            || (count < MV_COALESCE_BLOCKS && payload + len <= MV_COALESCE_BYTES);
 }
 
-uint32_t mv_wire_batch(const VAPI_sr_desc_t *list, uint32_t n)
+void mv_wire_start(deck_msg_t *msg, const struct mv_wire_head *head)
 {
-    uint32_t k = 0;
-    uint64_t payload = 0;
-    while (k < n && mv_wire_fits(k, payload, list[k].len))
-        payload += list[k++].len;
-    return k;
+    memcpy(msg->buf, head, MV_WIRE_HEAD);
+    deck_msg_setlength(msg, MV_WIRE_HEAD);
 }
 
 int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len)
@@ -52,17 +57,25 @@ int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len)
     return deck_msg_setlength(msg, msg->len + MV_WIRE_HEADER + len) == DECK_OK ? 0 : -1;
 }
 
-int mv_wire_next(const deck_msg_t *msg, uint32_t *off, const void **data, uint32_t *len)
+int mv_wire_head(const deck_msg_t *msg, struct mv_wire_head *head)
+{
+    if (msg->len < MV_WIRE_HEAD)
+        return -1;
+    memcpy(head, msg->buf, MV_WIRE_HEAD);
+    return 0;
+}
+
+int mv_wire_next(const char *buf, uint32_t len, uint32_t *off, const void **data, uint32_t *dlen)
 {
     int32_t header;
-    if (msg->len < *off || msg->len - *off < MV_WIRE_HEADER)
+    if (len < *off || len - *off < MV_WIRE_HEADER)
         return -1;
-    memcpy(&header, msg->buf + *off, MV_WIRE_HEADER);
-    unsigned long rest = msg->len - *off - MV_WIRE_HEADER;
-    if (header < 0 || (unsigned long)header > rest)
+    memcpy(&header, buf + *off, MV_WIRE_HEADER);
+    uint32_t rest = len - *off - MV_WIRE_HEADER;
+    if (header < 0 || (uint32_t)header > rest)
         return -1;
-    *len = (uint32_t)header;
-    *data = msg->buf + *off + MV_WIRE_HEADER;
+    *dlen = (uint32_t)header;
+    *data = buf + *off + MV_WIRE_HEADER;
     *off += MV_WIRE_HEADER + (uint32_t)header;
     return 0;
 }

@@ -193,8 +193,13 @@ void util_shm_reclaim(void)
 
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg)
 {
+    return util_run_test_on(getenv("DECK_TRANSPORT") ? getenv("DECK_TRANSPORT") : "tcp", name, n, fn, arg);
+}
+
+int util_run_test_on(const char *transport, const char *name, int n, util_node_fn fn, void *arg)
+{
     long t0 = util_now_ms();
-    int failed = util_run_nodes(n, fn, arg, 60);
+    int failed = util_run_nodes_on(transport, n, fn, arg, 60);
     printf("%s %s (%d processes, %ld ms)\n", failed ? "FAIL" : "PASS", name, n, util_now_ms() - t0);
     fflush(stdout);
     return failed;

@@ -53,5 +53,7 @@ void util_shm_reclaim(void);
 
 /* Runs the named test function and prints PASS/FAIL; returns 1 on failure. */
 int util_run_test(const char *name, int n, util_node_fn fn, void *arg);
+/* Same, with DECK_TRANSPORT set to `transport` in the children. */
+int util_run_test_on(const char *transport, const char *name, int n, util_node_fn fn, void *arg);
 
 #endif

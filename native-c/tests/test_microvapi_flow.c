@@ -1,0 +1,210 @@
+/*
+ * MicroVAPI's flow control and scale, between forked processes of a static DECK run, over tcp
+ * and over sci:
+ *  - window: a writer whose peer posts no receive gets completions for what the peer's window
+ *    holds and no more (its requests wait, as a TCP writer blocks); once the peer reads, the
+ *    rest completes and every byte arrives in order;
+ *  - many queue pairs: 2000 connected pairs between two processes, each carrying a message
+ *    both ways, with the process's thread count unchanged by them (no thread per queue pair).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util_vapi.h"
+
+#define MTU         512u
+#define HCA_ID      "microvapi:mtu=512"
+#define WAIT_USEC   20000000u
+#define WINDOW_BLKS 128u                 /* max_recv_wr: a window of 128 x 512 = 64 KiB */
+#define LIST        32u                  /* blocks per list, the last one signalled */
+#define LISTS       64u                  /* 64 lists of 16 KiB: 1 MiB, 16 windows */
+
+static uint8_t byte_at(uint32_t block, uint32_t j) { return (uint8_t)(block * 13 + j * 7 + 1); }
+
+/* Threads of this process, from /proc. */
+static int threads_now(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    CHECK(f != NULL);
+    char line[256];
+    int n = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* Completions until `last` lists completed or none came for ms; each must be the next
+ * signalled list, in order. */
+static uint32_t completions_until(struct conn *c, uint32_t next, uint32_t last, int ms)
+{
+    VAPI_wc_desc_t wc;
+    VAPI_ret_t r = VAPI_OK;
+    while (next < last && (r = EVAPI_poll_cq_block(c->hca, c->scq, (uint32_t)ms * 1000u, &wc)) == VAPI_OK) {
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == (uint64_t)next * LIST + LIST - 1);
+        next++;
+    }
+    CHECK(r == VAPI_OK || r == VAPI_ETIMEDOUT);
+    return next;
+}
+
+static void write_all(struct conn *c)
+{
+    uint8_t *region = malloc((size_t)LISTS * LIST * MTU);
+    CHECK(region != NULL);
+    for (uint32_t l = 0; l < LISTS; l++) {
+        VAPI_sr_desc_t list[LIST];
+        for (uint32_t i = 0; i < LIST; i++) {
+            uint32_t b = l * LIST + i;
+            uint8_t *p = region + (size_t)b * MTU;
+            for (uint32_t j = 0; j < MTU; j++)
+                p[j] = byte_at(b, j);
+            list[i] = (VAPI_sr_desc_t){ .id = b, .opcode = VAPI_SEND, .addr = (uintptr_t)p, .len = MTU,
+                                        .comp_type = i == LIST - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED };
+        }
+        VOK(EVAPI_post_sr_list(c->hca, c->qp, LIST, list));
+    }
+    /* The peer reads nothing yet: what its window holds completes, then nothing more. */
+    uint32_t done = completions_until(c, 0, LISTS, 500);
+    uint32_t window_lists = WINDOW_BLKS / LIST;
+    if (done != window_lists)
+        fprintf(stderr, "%u lists completed with the peer's window of %u\n", done, window_lists);
+    CHECK(done == window_lists);
+    CHECK_OK(deck_barrier());   /* 1: the peer may read now */
+    done = completions_until(c, done, LISTS, 3000);
+    CHECK(done == LISTS);
+    free(region);
+}
+
+static void read_all(struct conn *c)
+{
+    CHECK_OK(deck_barrier());   /* 1 */
+    uint8_t bufs[8][MTU];
+    for (uint32_t b = 0; b < LISTS * LIST; b++) {
+        VAPI_rr_desc_t rr = { .id = b, .opcode = VAPI_RECEIVE, .addr = (uintptr_t)bufs[b % 8], .len = MTU };
+        VOK(VAPI_post_rr(c->hca, c->qp, &rr));
+        VAPI_wc_desc_t wc;
+        VOK(EVAPI_poll_cq_block(c->hca, c->rcq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == b && wc.byte_len == MTU);
+        for (uint32_t j = 0; j < MTU; j++)
+            CHECK(bufs[b % 8][j] == byte_at(b, j));
+    }
+}
+
+static int window_node(int id, int n, void *arg)
+{
+    struct conn c;
+    open_conn_on(&c, HCA_ID, 0, WINDOW_BLKS);
+    uint32_t peer_qp, peer_id;
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    if (id == 0)
+        write_all(&c);
+    else
+        read_all(&c);
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
+#define PAIRS 2000
+
+/* Both nodes open PAIRS queue pairs on one HCA (one CQ pair shared: a CQ per QP is not what
+ * is tested), connect QP i to the peer's QP i, and send one message on each both ways. */
+static int many_node(int id, int n, void *arg)
+{
+    int threads_before = -1;
+    VAPI_hca_hndl_t hca;
+    VAPI_cq_hndl_t scq, rcq;
+    uint32_t entries;
+    VOK(EVAPI_get_hca_hndl(HCA_ID, &hca));
+    VOK(VAPI_create_cq(hca, 2 * PAIRS, &scq, &entries));
+    VOK(VAPI_create_cq(hca, 2 * PAIRS, &rcq, &entries));
+    VAPI_qp_hndl_t *qps = calloc(PAIRS, sizeof *qps);
+    unsigned *nums = calloc(PAIRS, sizeof *nums);
+    CHECK(qps && nums);
+    VAPI_qp_init_attr_t init = { .sq_cq_hndl = scq, .rq_cq_hndl = rcq };
+    for (int i = 0; i < PAIRS; i++) {
+        VAPI_qp_prop_t prop;
+        VOK(VAPI_create_qp(hca, &init, &qps[i], &prop));
+        nums[i] = prop.qp_num;
+    }
+    /* the bootstrap: every qp_num in one DECK message each way */
+    char name[32];
+    deck_mbox_t mine, theirs;
+    deck_msg_t msg;
+    snprintf(name, sizeof name, "many-%d", id);
+    CHECK_OK(deck_mbox_create(&mine, name));
+    snprintf(name, sizeof name, "many-%d", 1 - id);
+    CHECK_OK(deck_mbox_clone(&theirs, name));
+    CHECK_OK(deck_msg_create(&msg, PAIRS * sizeof(unsigned) + 64));
+    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, nums, PAIRS));
+    CHECK_OK(deck_mbox_post(&theirs, &msg));
+    CHECK_OK(deck_msg_clear(&msg));
+    CHECK_OK(deck_mbox_retrv(&mine, &msg));
+    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, nums, PAIRS));
+    CHECK_OK(deck_barrier());
+    threads_before = threads_now();   /* DECK, the engine and the connection to the peer are up */
+    for (int i = 0; i < PAIRS; i++) {
+        VAPI_qp_attr_t attr = { .qp_state = VAPI_RTS, .dest_qp_num = nums[i], .dest_id = (uint32_t)(1 - id) };
+        VOK(VAPI_modify_qp(hca, qps[i], &attr));
+    }
+    CHECK_OK(deck_barrier());
+    uint32_t *in = calloc(PAIRS, sizeof *in), *out = calloc(PAIRS, sizeof *out);
+    CHECK(in && out);
+    for (int i = 0; i < PAIRS; i++) {
+        VAPI_rr_desc_t rr = { .id = (uint64_t)i, .opcode = VAPI_RECEIVE, .addr = (uintptr_t)&in[i], .len = 4 };
+        VOK(VAPI_post_rr(hca, qps[i], &rr));
+    }
+    for (int i = 0; i < PAIRS; i++) {
+        out[i] = (uint32_t)(i * 3 + id);
+        VAPI_sr_desc_t sr = { .id = (uint64_t)i, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED,
+                              .addr = (uintptr_t)&out[i], .len = 4 };
+        VOK(VAPI_post_sr(hca, qps[i], &sr));
+    }
+    int got_sent = 0, got_received = 0;
+    for (VAPI_wc_desc_t wc; got_sent < PAIRS;) {
+        VOK(EVAPI_poll_cq_block(hca, scq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS);
+        got_sent++;
+    }
+    for (VAPI_wc_desc_t wc; got_received < PAIRS;) {
+        VOK(EVAPI_poll_cq_block(hca, rcq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.byte_len == 4 && wc.id < PAIRS);
+        CHECK(in[wc.id] == (uint32_t)(wc.id * 3 + (uint64_t)(1 - id)));   /* QP i's peer is QP i */
+        got_received++;
+    }
+    int threads_after = threads_now();
+    if (threads_after > threads_before)
+        fprintf(stderr, "threads: %d with DECK up, %d with %d queue pairs\n", threads_before, threads_after, PAIRS);
+    CHECK(threads_after <= threads_before);
+    CHECK_OK(deck_barrier());
+    for (int i = 0; i < PAIRS; i++)
+        VOK(VAPI_destroy_qp(hca, qps[i]));
+    VOK(VAPI_destroy_cq(hca, scq));
+    VOK(VAPI_destroy_cq(hca, rcq));
+    VOK(EVAPI_release_hca_hndl(hca));
+    CHECK_OK(deck_msg_destroy(&msg));
+    CHECK_OK(deck_mbox_destroy(&theirs));
+    CHECK_OK(deck_mbox_destroy(&mine));
+    free(qps); free(nums); free(in); free(out);
+    return 0;
+}
+
+int main(void)
+{
+    int failed = 0;
+    static const char *const transports[] = { "tcp", "sci" };
+    for (int t = 0; t < 2; t++) {
+        char name[80];
+        snprintf(name, sizeof name, "microvapi over %s: a peer's window", transports[t]);
+        failed += util_run_test_on(transports[t], name, 2, window_node, NULL);
+        snprintf(name, sizeof name, "microvapi over %s: %d queue pairs, no thread each", transports[t], PAIRS);
+        failed += util_run_test_on(transports[t], name, 2, many_node, NULL);
+    }
+    return failed ? 1 : 0;
+}
