@@ -156,6 +156,10 @@ public final class AldeiaConfiguration {
     /** MTU-sized receive buffers pre-posted per socket. */
     public int receiveBuffers() { return integer(ConfigurationKey.RECEIVE_BUFFERS); }
 
+    public int receiveWindow() { return integer(ConfigurationKey.RECEIVE_WINDOW); }
+
+    public int peerTimeout() { return integer(ConfigurationKey.PEER_TIMEOUT); }
+
     /** Milliseconds a server socket gives a connecting client for each step of its bootstrap. */
     public int bootstrapTimeout() { return integer(ConfigurationKey.BOOTSTRAP_TIMEOUT); }
 

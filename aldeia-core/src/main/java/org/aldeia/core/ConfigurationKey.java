@@ -26,6 +26,14 @@ public enum ConfigurationKey {
             1 << 20, "1048576", "mtu .. 1073741824", null, ConfigurationValue.range(1, 1 << 30)),
     RECEIVE_BUFFERS("receive_buffers", "both", "mtu-sized receive buffers pre-posted per socket",
             16, "16", "2 .. 4096", null, ConfigurationValue.range(2, 4096)),
+    RECEIVE_WINDOW("receive_window", "both",
+            "bytes a socket holds for its application before the peer's writer blocks (TCP's receive buffer; "
+                    + "SO_RCVBUF when set); memory grows to it only while data waits unread",
+            4 << 20, "4194304", "65536 .. 1073741824", null, ConfigurationValue.range(65_536, 1 << 30)),
+    PEER_TIMEOUT("peer_timeout", "both",
+            "milliseconds a peer JVM may take or answer nothing (stopped, or its host cut off) before its connections "
+                    + "fail with an IOException; a dead peer is noticed within 0.2 s whatever this says",
+            10_000, "10000", "100 .. 600000", null, ConfigurationValue.range(100, 600_000)),
     BOOTSTRAP_TIMEOUT("bootstrap_timeout", "server sockets",
             "milliseconds a connecting client has for each step of its bootstrap (under a bind rule, also to send "
                     + "its first bytes before it counts as a plain TCP client); a client that takes longer is closed",

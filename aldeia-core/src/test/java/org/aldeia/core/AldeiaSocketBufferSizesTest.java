@@ -24,6 +24,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class AldeiaSocketBufferSizesTest {
 
+    private static final int WINDOW = 4 << 20;   // receive_window's default
+
     /** java.net's value before anything is set, which an unconnected Aldeia socket reports too. */
     private static final int STORED_DEFAULT = 64 * 1024;
 
@@ -59,15 +61,15 @@ class AldeiaSocketBufferSizesTest {
     void sizesSetBeforeConnectMakeTheEndpointAndAreReportedBack() throws Exception {
         AldeiaSocket client = new AldeiaSocket(environment);
         client.setSendBufferSize(4096);
-        client.setReceiveBufferSize(2500);
+        client.setReceiveBufferSize(250_000);
         assertEquals(4096, client.getSendBufferSize(), "before connect: what was set");
-        assertEquals(2500, client.getReceiveBufferSize());
+        assertEquals(250_000, client.getReceiveBufferSize());
         try (Pair pair = connect(client)) {
-            assertEquals(new EndpointSizes(4096, 3), endpointOf(client));
+            assertEquals(new EndpointSizes(4096, 16, 250_000), endpointOf(client));
             assertEquals(4096, client.getSendBufferSize());
-            assertEquals(3000, client.getReceiveBufferSize(), "3 buffers of mtu 1000 in use");
+            assertEquals(250_000, client.getReceiveBufferSize(), "the window in use");
             assertEquals(4096, client.getOption(StandardSocketOptions.SO_SNDBUF));
-            assertEquals(3000, client.getOption(StandardSocketOptions.SO_RCVBUF));
+            assertEquals(250_000, client.getOption(StandardSocketOptions.SO_RCVBUF));
         }
     }
 
@@ -80,8 +82,8 @@ class AldeiaSocketBufferSizesTest {
             client.setOption(StandardSocketOptions.SO_RCVBUF, 1 << 20);
             assertThrows(IllegalArgumentException.class, () -> client.setReceiveBufferSize(0));
             assertEquals(4096, client.getSendBufferSize());
-            assertEquals(16 * 1000, client.getReceiveBufferSize());
-            assertEquals(new EndpointSizes(4096, 16), endpointOf(client));
+            assertEquals(WINDOW, client.getReceiveBufferSize());
+            assertEquals(new EndpointSizes(4096, 16, WINDOW), endpointOf(client));
         }
     }
 
@@ -91,11 +93,11 @@ class AldeiaSocketBufferSizesTest {
         assertEquals(STORED_DEFAULT, client.getSendBufferSize());
         assertEquals(STORED_DEFAULT, client.getReceiveBufferSize());
         try (Pair pair = connect(client)) {
-            EndpointSizes configured = new EndpointSizes(TestEnvironments.SEND_REGION, 16);
+            EndpointSizes configured = new EndpointSizes(TestEnvironments.SEND_REGION, 16, WINDOW);
             assertEquals(configured, endpointOf(pair.client()));
             assertEquals(configured, endpointOf(pair.server()));
             assertEquals(TestEnvironments.SEND_REGION, pair.server().getSendBufferSize());
-            assertEquals(16 * 1000, pair.server().getReceiveBufferSize());
+            assertEquals(WINDOW, pair.server().getReceiveBufferSize());
         }
     }
 
@@ -105,32 +107,32 @@ class AldeiaSocketBufferSizesTest {
         small.setSendBufferSize(1);
         small.setReceiveBufferSize(1);
         try (Pair pair = connect(small)) {
-            assertEquals(new EndpointSizes(1000, 2), endpointOf(small));
+            assertEquals(new EndpointSizes(1000, 16, BufferSizes.MIN_RECEIVE_WINDOW), endpointOf(small));
             assertEquals(1000, small.getSendBufferSize());
-            assertEquals(2000, small.getReceiveBufferSize());
+            assertEquals(BufferSizes.MIN_RECEIVE_WINDOW, small.getReceiveBufferSize());
         }
         AldeiaSocket large = new AldeiaSocket(environment);
         large.setSendBufferSize(Integer.MAX_VALUE);
         large.setReceiveBufferSize(Integer.MAX_VALUE);
         try (Pair pair = connect(large)) {
-            assertEquals(new EndpointSizes(1 << 30, 4096), endpointOf(large));
+            assertEquals(new EndpointSizes(1 << 30, 16, 1 << 30), endpointOf(large));
             assertEquals(1 << 30, large.getSendBufferSize());
-            assertEquals(4096 * 1000, large.getReceiveBufferSize());
+            assertEquals(1 << 30, large.getReceiveBufferSize());
         }
     }
 
     @Test
     void acceptedSocketsGetTheListenersReceiveBufferSize() throws Exception {
-        listener.setReceiveBufferSize(5000);
+        listener.setReceiveBufferSize(500_000);
         try (Pair pair = connect(new AldeiaSocket(environment))) {
-            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 5), endpointOf(pair.server()));
-            assertEquals(5000, pair.server().getReceiveBufferSize());
-            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16), endpointOf(pair.client()),
+            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16, 500_000), endpointOf(pair.server()));
+            assertEquals(500_000, pair.server().getReceiveBufferSize());
+            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16, WINDOW), endpointOf(pair.client()),
                     "the client has its own SO_RCVBUF");
         }
-        listener.setReceiveBufferSize(7000); // after bind: still reaches the next accepted socket
+        listener.setReceiveBufferSize(700_000); // after bind: still reaches the next accepted socket
         try (Pair pair = connect(new AldeiaSocket(environment))) {
-            assertEquals(7, endpointOf(pair.server()).receiveBuffers());
+            assertEquals(700_000, endpointOf(pair.server()).receiveWindow());
         }
     }
 

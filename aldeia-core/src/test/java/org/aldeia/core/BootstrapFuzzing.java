@@ -19,7 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
  */
 abstract class BootstrapFuzzing {
 
-    final EndpointSizes sizes = new EndpointSizes(TestEnvironments.SEND_REGION, 4);
+    final EndpointSizes sizes = new EndpointSizes(TestEnvironments.SEND_REGION, 4, 1 << 16);
     AldeiaEnvironment server;
     AldeiaEnvironment client;
 

@@ -58,26 +58,27 @@ class InstalledServerSocketBufferSizesTest extends InMemoryEnvironmentTest {
     @Test
     void acceptedAldeiaSocketsGetTheServerSocketsReceiveBufferSize() throws Exception {
         try (InstalledServer server = new InstalledServer()) {
-            server.setReceiveBufferSize(5000);
+            server.setReceiveBufferSize(500_000);
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (Socket accepted = acceptAldeiaClient(server)) {
                 assertTrue(server.lastAccepted.isAldeia());
-                assertEquals(5000, accepted.getReceiveBufferSize(), "5 receive buffers of mtu 1000");
+                assertEquals(500_000, accepted.getReceiveBufferSize(), "the window it inherited");
                 assertEquals(TestEnvironments.SEND_REGION, accepted.getSendBufferSize(), "SO_SNDBUF is not inherited");
             }
             server.setOption(StandardSocketOptions.SO_RCVBUF, 6500);
             try (Socket accepted = acceptAldeiaClient(server)) {
-                assertEquals(7000, accepted.getReceiveBufferSize(), "6500 bytes round up to 7 buffers");
+                assertEquals(BufferSizes.MIN_RECEIVE_WINDOW, accepted.getReceiveBufferSize(),
+                        "6500 bytes are raised to the smallest window");
             }
         }
     }
 
     @Test
-    void withoutSoRcvbufAcceptedAldeiaSocketsGetTheConfigurationsBuffers() throws Exception {
+    void withoutSoRcvbufAcceptedAldeiaSocketsGetTheConfigurationsWindow() throws Exception {
         try (InstalledServer server = new InstalledServer()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (Socket accepted = acceptAldeiaClient(server)) {
-                assertEquals(16 * 1000, accepted.getReceiveBufferSize());
+                assertEquals(4 << 20, accepted.getReceiveBufferSize());
             }
         }
     }

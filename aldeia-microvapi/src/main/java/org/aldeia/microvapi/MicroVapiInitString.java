@@ -28,6 +28,7 @@ final class MicroVapiInitString {
         }
         s.append(",deck_transport=").append(configuration.deckTransport());
         s.append(",deck_tcp_encryption=").append(configuration.deckTcpEncryption() ? "on" : "off");
+        s.append(",peer_timeout=").append(configuration.peerTimeout());
         if (!"tcp".equals(configuration.deckTransport())) {
             // only the shared-segment protocols use these sizes (sci, and auto's same-host peers)
             DeckSciThresholds sci = configuration.sciThresholds();

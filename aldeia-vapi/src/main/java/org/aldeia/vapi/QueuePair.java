@@ -19,6 +19,7 @@ final class QueuePair {
     private final int mtu;
     private final int sendSlots;
     private final int receiveBuffers;
+    private final int receiveBlocks;
 
     private long sendCq;
     private long receiveCq;
@@ -30,12 +31,14 @@ final class QueuePair {
     private RegisteredRegion sendRegion;
     private RegisteredRegion receiveRegion;
 
-    private QueuePair(Vapi vapi, long hca, int mtu, int sendSlots, int receiveBuffers) {
+    private QueuePair(Vapi vapi, long hca, int mtu, int sendSlots, int receiveBuffers, int receiveWindow) {
         this.vapi = vapi;
         this.hca = hca;
         this.mtu = mtu;
         this.sendSlots = sendSlots;
         this.receiveBuffers = receiveBuffers;
+        // VAPI's receive queue depth (max_recv_wr): the window in blocks, posted or arrived
+        this.receiveBlocks = Math.max(receiveBuffers, (int) ((receiveWindow + (long) mtu - 1) / mtu));
     }
 
     /**
@@ -43,10 +46,12 @@ final class QueuePair {
      * @param sendRegionSize bytes of the send ring; it has {@code sendRegionSize / mtu}
      *     descriptors
      * @param receiveBuffers MTU-sized receive buffers
+     * @param receiveWindow bytes the queue pair holds for the reader, posted or not: its
+     *     receive queue is that many mtu-sized blocks deep (max_recv_wr)
      */
     static QueuePair create(Vapi vapi, long hca, long pd, int mtu, int sendRegionSize,
-            int receiveBuffers) throws IOException {
-        QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / mtu, receiveBuffers);
+            int receiveBuffers, int receiveWindow) throws IOException {
+        QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / mtu, receiveBuffers, receiveWindow);
         try {
             // +1: the zero-length end-of-stream request may follow a full ring
             pair.sendCq = pair.createCq(pair.sendSlots + 1);
@@ -73,7 +78,7 @@ final class QueuePair {
     private void createQp() throws VapiException {
         try (Memory attr = new Memory(VapiStructs.QpInitAttr.SIZE);
                 Memory prop = new Memory(VapiStructs.QpProp.SIZE)) {
-            VapiStructs.QpInitAttr.write(attr, sendCq, receiveCq, sendSlots + 1, receiveBuffers);
+            VapiStructs.QpInitAttr.write(attr, sendCq, receiveCq, sendSlots + 1, receiveBlocks);
             long[] handle = new long[1];
             VapiException.check(vapi, "VAPI_create_qp", vapi.VAPI_create_qp(hca, attr, handle, prop));
             qp = handle[0];

@@ -127,7 +127,7 @@ public final class VapiTransport implements Transport {
     /**
      * Creates the socket's completion queues, queue pair and registered regions: a send ring
      * of {@code sizes.sendRegionSize()} bytes and {@code sizes.receiveBuffers()} mtu-sized
-     * receive buffers.
+     * receive buffers, with a receive queue as deep as {@code sizes.receiveWindow()}.
      *
      * @throws IllegalArgumentException if the send ring cannot hold one mtu-sized block
      */
@@ -141,7 +141,8 @@ public final class VapiTransport implements Transport {
             throw new IllegalArgumentException("socket " + socketId + ": a send ring of " + sizes.sendRegionSize()
                     + " bytes cannot hold one block of mtu " + mtu);
         }
-        QueuePair pair = QueuePair.create(vapi, hca, pd, mtu, sizes.sendRegionSize(), sizes.receiveBuffers());
+        QueuePair pair = QueuePair.create(vapi, hca, pd, mtu, sizes.sendRegionSize(), sizes.receiveBuffers(),
+                sizes.receiveWindow());
         return new VapiEndpoint(pair, socketId, localId, introducer,
                 configuration.infinibandQos(), configuration.infinibandPort());
     }

@@ -44,7 +44,7 @@ final class Fixtures {
         ChannelPair(int mtu, int sendRegionSize, int receiveBuffers) throws IOException {
             transport = VapiTransport.open(vapi, "fake0", configuration(mtu, sendRegionSize, receiveBuffers),
                     PeerIntroducer.none(), "fake");
-            EndpointSizes sizes = new EndpointSizes(sendRegionSize, receiveBuffers);
+            EndpointSizes sizes = new EndpointSizes(sendRegionSize, receiveBuffers, 1 << 16);
             Endpoint ea = transport.createEndpoint(0, sizes);
             Endpoint eb = transport.createEndpoint(1, sizes);
             qpNumA = ConnectionInfo.parse(ea.localInfo()).qpNum();

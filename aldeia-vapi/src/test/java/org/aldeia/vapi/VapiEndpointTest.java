@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 class VapiEndpointTest {
 
     /** The sizes of configuration(1024, 8192, 4), which the tests below open with. */
-    private static final EndpointSizes SIZES = new EndpointSizes(8192, 4);
+    private static final EndpointSizes SIZES = new EndpointSizes(8192, 4, 1 << 16);
 
     private final FakeVapi fake = new FakeVapi();
     private final Vapi vapi = mock(Vapi.class, delegatesTo(fake));
@@ -143,8 +143,8 @@ class VapiEndpointTest {
     void endpointGetsTheRequestedRingAndReceiveBuffersNotTheConfigurations() throws IOException {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
                 PeerIntroducer.none(), "fake");
-        Endpoint a = transport.createEndpoint(0, new EndpointSizes(4096, 3));
-        Endpoint b = transport.createEndpoint(1, new EndpointSizes(8192, 5)); // no region or CQ size like a's
+        Endpoint a = transport.createEndpoint(0, new EndpointSizes(4096, 3, 1 << 16));
+        Endpoint b = transport.createEndpoint(1, new EndpointSizes(8192, 5, 1 << 16)); // no region or CQ size like a's
         verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(4096L), any(), any());
         verify(vapi).VAPI_register_mr(anyLong(), anyLong(), anyLong(), eq(3L * 1024), any(), any());
         verify(vapi).VAPI_create_cq(anyLong(), eq(3), any(), any());
@@ -161,7 +161,7 @@ class VapiEndpointTest {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
                 PeerIntroducer.none(), "fake");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> transport.createEndpoint(7, new EndpointSizes(1023, 4)));
+                () -> transport.createEndpoint(7, new EndpointSizes(1023, 4, 1 << 16)));
         assertTrue(e.getMessage().contains("1023 bytes") && e.getMessage().contains("mtu 1024"), e.getMessage());
         verify(vapi, never()).VAPI_create_cq(anyLong(), anyInt(), any(), any());
         transport.close();
