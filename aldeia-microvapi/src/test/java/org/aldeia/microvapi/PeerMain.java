@@ -47,6 +47,8 @@ public final class PeerMain {
         VERIFY_UNTIL_END,
         /** Reads one object with an ObjectInputStream and writes it back with an ObjectOutputStream. */
         ECHO_OBJECT,
+        /** Reads the header only, then neither reads nor writes: a peer whose application stalls. */
+        HOLD,
         /** Closes the server socket, so that {@link #serveUntilStopped} returns. */
         STOP
     }
@@ -134,6 +136,7 @@ public final class PeerMain {
                 out.flush();
             }
             case EXCHANGE -> StreamCheck.exchange(socket, seed + 1, total);
+            case HOLD -> Thread.sleep(Long.MAX_VALUE);
             case VERIFY_UNTIL_END -> {
                 long received = StreamCheck.verifyUntilEnd(in, seed);
                 LOG.info("socket {}: {} bytes of stream {} verified", socket.getLocalPort(), received, seed);

@@ -39,8 +39,12 @@ public final class FarEnd {
         /** Writes {@link #GREETING} and closes at once. */
         SEND_GREETING_THEN_CLOSE,
         /** Reads until end of stream or an error and reports which, writing nothing. */
-        DRAIN
+        DRAIN,
+        /** Reads nothing for {@link #PAUSE_MILLIS}, then does what {@link #DRAIN} does. */
+        PAUSE_THEN_DRAIN
     }
+
+    static final long PAUSE_MILLIS = 4000;
 
     static final byte[] GREETING = "hello".getBytes(StandardCharsets.US_ASCII);
 
@@ -114,7 +118,20 @@ public final class FarEnd {
                     yield "sent " + GREETING.length;
                 }
                 case DRAIN -> drain(in);
+                case PAUSE_THEN_DRAIN -> {
+                    pause();
+                    yield drain(in);
+                }
             };
+        }
+    }
+
+    private static void pause() throws IOException {
+        try {
+            Thread.sleep(PAUSE_MILLIS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted in its pause");
         }
     }
 

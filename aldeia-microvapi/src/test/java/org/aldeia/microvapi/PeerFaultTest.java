@@ -1,0 +1,159 @@
+package org.aldeia.microvapi;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.AldeiaSocket;
+import org.aldeia.microvapi.PeerMain.Command;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.api.function.Executable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A peer JVM that is killed (SIGKILL) or stopped (SIGSTOP) while this JVM is blocked on it, in a
+ * read, in a write whose ring is full, in a flush: the blocked call fails with an IOException, a
+ * killed peer within 2 s, a stopped one within the peer timeout (peer_timeout) and 2 s, never a
+ * hang. The peer holds its connection without reading or writing (a stalled application), so
+ * nothing but the peer's fate can end the call. Run on the transport this JVM's configuration
+ * selects (shared memory with none; tcp in the parity-deck-tcp execution).
+ */
+@Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
+class PeerFaultTest {
+
+    private static final Logger LOG = LoggerFactory.getLogger(PeerFaultTest.class);
+    private static final long KILL_BOUND_MILLIS = 2000;
+    /** Bytes that fill the peer's window and this socket's ring with the defaults (5 MiB), and more. */
+    private static final int OVER_CAPACITY = 8 << 20;
+
+    private ChildJvm child;
+    private boolean stopped;
+
+    @AfterEach
+    void stopChild() throws Exception {
+        if (child != null) {
+            if (stopped) {
+                signal("CONT");
+            }
+            child.close();
+        }
+    }
+
+    private AldeiaSocket holdingPeer() throws IOException {
+        List<String> options = new ArrayList<>();
+        String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
+        if (configuration != null) {
+            options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
+        }
+        child = ChildJvm.start(options, PeerMain.class);
+        int port = Integer.parseInt(child.awaitLine("PORT "));
+        AldeiaSocket socket = PeerMain.request(port, Command.HOLD, 1, 0);
+        socket.getOutputStream().flush();   // the header is with the peer: it holds from now on
+        return socket;
+    }
+
+    private void signal(String name) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(child.pid())).inheritIO().start();
+        assertTrue(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0, "kill -" + name + " failed");
+        stopped = "STOP".equals(name);
+    }
+
+    private static int peerTimeoutMillis() throws IOException {
+        return AldeiaConfiguration.load().peerTimeout();
+    }
+
+    /**
+     * Starts {@code blocked} in another thread, lets it block, does {@code fault} to the peer
+     * and returns how long after the fault the call failed with an IOException.
+     */
+    private long failsAfter(Executable blocked, String what, FaultAction fault, long boundMillis) throws Exception {
+        java.util.concurrent.CompletableFuture<Throwable> outcome = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                blocked.execute();
+                outcome.complete(null);
+            } catch (Throwable e) {
+                outcome.complete(e);
+            }
+        }, "blocked-" + what);
+        t.setDaemon(true);
+        t.start();
+        Thread.sleep(500);   // it blocks (a read with no data, a write with the ring full)
+        assertTrue(!outcome.isDone(), what + " did not block: " + outcome.getNow(null));
+        long faultAt = System.nanoTime();
+        fault.run();
+        Throwable failure = outcome.get(boundMillis + 30_000, TimeUnit.MILLISECONDS);
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - faultAt);
+        assertTrue(failure instanceof IOException, what + " ended with " + failure + " instead of an IOException");
+        LOG.info("{}: {} after {} ms", what, failure, millis);
+        assertTrue(millis <= boundMillis, what + " failed after " + millis + " ms, more than " + boundMillis);
+        return millis;
+    }
+
+    @FunctionalInterface
+    private interface FaultAction {
+        void run() throws Exception;
+    }
+
+    @Test
+    void aReadBlockedOnAKilledPeerFails() throws Exception {
+        try (AldeiaSocket socket = holdingPeer()) {
+            InputStream in = socket.getInputStream();
+            failsAfter(() -> {
+                if (in.read() < 0) {
+                    throw new AssertionError("end of stream from a killed peer");
+                }
+            }, "read, peer killed", child::kill, KILL_BOUND_MILLIS);
+        }
+    }
+
+    @Test
+    void aWriteBlockedOnAFullRingFailsWhenThePeerIsKilled() throws Exception {
+        try (AldeiaSocket socket = holdingPeer()) {
+            OutputStream out = socket.getOutputStream();
+            failsAfter(() -> out.write(new byte[OVER_CAPACITY]), "write with a full ring, peer killed",
+                    child::kill, KILL_BOUND_MILLIS);
+        }
+    }
+
+    @Test
+    void aFlushBlockedOnAKilledPeerFails() throws Exception {
+        try (AldeiaSocket socket = holdingPeer()) {
+            OutputStream out = socket.getOutputStream();
+            // fill the peer's window and 64 KiB more, in writes of 64 KiB (each completes on its own,
+            // so the ring holds only the last): the writes return, flush waits for the 64 KiB
+            byte[] chunk = new byte[64 * 1024];
+            for (int sent = 0; sent <= socket.getReceiveBufferSize(); sent += chunk.length) {
+                out.write(chunk);
+            }
+            failsAfter(out::flush, "flush, peer killed", child::kill, KILL_BOUND_MILLIS);
+        }
+    }
+
+    @Test
+    void aReadBlockedOnAStoppedPeerFailsAfterThePeerTimeout() throws Exception {
+        try (AldeiaSocket socket = holdingPeer()) {
+            InputStream in = socket.getInputStream();
+            failsAfter(() -> in.read(), "read, peer stopped", () -> signal("STOP"),
+                    peerTimeoutMillis() + KILL_BOUND_MILLIS);
+        }
+    }
+
+    @Test
+    void aWriteBlockedOnAStoppedPeerFailsAfterThePeerTimeout() throws Exception {
+        try (AldeiaSocket socket = holdingPeer()) {
+            OutputStream out = socket.getOutputStream();
+            failsAfter(() -> out.write(new byte[OVER_CAPACITY]), "write with a full ring, peer stopped",
+                    () -> signal("STOP"), peerTimeoutMillis() + KILL_BOUND_MILLIS);
+        }
+    }
+}

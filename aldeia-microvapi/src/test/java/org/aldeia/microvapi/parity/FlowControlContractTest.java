@@ -1,0 +1,190 @@
+package org.aldeia.microvapi.parity;
+
+import static org.aldeia.microvapi.parity.FarEnd.Scenario.ECHO;
+import static org.aldeia.microvapi.parity.FarEnd.Scenario.PAUSE_THEN_DRAIN;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Buffering and flow control as TCP's (issue 10, item 1), checked against the JDK's sockets and
+ * every Aldeia kind of this run, with the far end in another JVM ({@link FarEnd}):
+ * <ul>
+ * <li>a program that writes a whole message, flushes, and only then reads the echo completes
+ * wherever loopback TCP does: no post waits for the peer's application below the capacity;
+ * <li>a writer whose peer reads nothing blocks, after at least as many bytes as loopback TCP
+ * absorbs with the JDK's defaults (measured here, in this run) and no more than the
+ * connection's bound; it resumes when the peer reads, and every byte arrives.
+ * </ul>
+ */
+@Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
+class FlowControlContractTest {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private static final int CHUNK = 64 * 1024;
+    /** The writer counts as blocked once its byte count stood still this long. */
+    private static final long STALL_MILLIS = 600;
+    /**
+     * What an Aldeia connection holds at most beyond its send ring and its receive window with
+     * the default configuration: the posted receive buffers (16 of at most 64 KiB) and one
+     * coalesced message in flight.
+     */
+    private static final long ALDEIA_SLACK = 16 * 65536 + 2 * 65536;
+
+    /** Tells the writer thread to stop after the write it is in. */
+    private static final java.util.concurrent.atomic.AtomicBoolean STOP = new java.util.concurrent.atomic.AtomicBoolean();
+    private static final Map<SocketKind, FarEndProcess> FAR_ENDS = new EnumMap<>(SocketKind.class);
+    private static long loopbackTcpAbsorbs;
+
+    static java.util.stream.Stream<SocketKind> kinds() {
+        return SocketContractTest.kinds();
+    }
+
+    @BeforeAll
+    static void measureLoopbackTcp() throws Exception {
+        try (ServerSocket server = new ServerSocket(0, 1, LOOPBACK);
+                Socket writer = new Socket(LOOPBACK, server.getLocalPort());
+                Socket silent = server.accept()) {
+            AtomicLong written = new AtomicLong();
+            loopbackTcpAbsorbs = waitUntilBlocked(startWriter(writer, written, Long.MAX_VALUE), written, Long.MAX_VALUE);
+        }
+    }
+
+    @AfterAll
+    static synchronized void stopFarEnds() throws InterruptedException {
+        for (FarEndProcess farEnd : FAR_ENDS.values()) {
+            farEnd.close();
+        }
+        FAR_ENDS.clear();
+    }
+
+    private static synchronized FarEndProcess farEnd(SocketKind kind) throws IOException {
+        FarEndProcess farEnd = FAR_ENDS.get(kind);
+        if (farEnd == null) {
+            farEnd = FarEndProcess.start(kind);
+            FAR_ENDS.put(kind, farEnd);
+        }
+        return farEnd;
+    }
+
+    static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> kindsAndSizes() {
+        return kinds().flatMap(kind -> java.util.stream.Stream.of(100_000, 1_000_000, 4_000_000)
+                .map(size -> org.junit.jupiter.params.provider.Arguments.of(kind, size)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} bytes")
+    @MethodSource("kindsAndSizes")
+    void aWholeWriteFlushedBeforeReadingTheEchoCompletes(SocketKind kind, int size) throws Exception {
+        byte[] sent = new byte[size];
+        new Random(size).nextBytes(sent);
+        try (FarEndProcess.Request echo = farEnd(kind).listen(ECHO);
+                Socket socket = kind.connectedSocket(LOOPBACK, echo.port())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(sent);
+            out.flush();
+            byte[] got = socket.getInputStream().readNBytes(size);
+            assertArrayEquals(sent, got);
+            socket.shutdownOutput();
+            assertEquals("echoed " + size, echo.outcome());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void aWriterToASilentReaderBlocksAfterTcpsCapacityWithinItsBoundAndResumes(SocketKind kind) throws Exception {
+        try (FarEndProcess.Request paused = farEnd(kind).listen(PAUSE_THEN_DRAIN);
+                Socket socket = kind.connectedSocket(LOOPBACK, paused.port())) {
+            long start = System.nanoTime();
+            AtomicLong written = new AtomicLong();
+            long bound = kind == SocketKind.JDK ? Long.MAX_VALUE
+                    : (long) socket.getSendBufferSize() + socket.getReceiveBufferSize() + ALDEIA_SLACK;
+            Thread writer = startWriter(socket, written, bound);
+            long absorbed = waitUntilBlocked(writer, written, bound);
+            assertTrue(System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(FarEnd.PAUSE_MILLIS),
+                    "the writer blocked before the far end began to read");
+            assertTrue(absorbed >= loopbackTcpAbsorbs, kind + " absorbed " + absorbed
+                    + " bytes before its writer blocked, loopback TCP " + loopbackTcpAbsorbs);
+            assertTrue(absorbed <= bound, kind + " absorbed " + absorbed + " bytes, more than its bound " + bound);
+            // once the far end reads, the blocked writer finishes its write and stops; 2 MiB more
+            // go through, then end of stream
+            writer.join(TimeUnit.MILLISECONDS.toMillis(FarEnd.PAUSE_MILLIS + 10_000));
+            assertTrue(!writer.isAlive(), "the blocked writer did not resume when the far end read");
+            OutputStream out = socket.getOutputStream();
+            byte[] chunk = new byte[CHUNK];
+            for (int i = 0; i < 32; i++) {
+                out.write(chunk);
+                written.addAndGet(CHUNK);
+            }
+            socket.shutdownOutput();
+            assertEquals("read " + written.get() + " then end of stream", paused.outcome());
+        }
+    }
+
+    /**
+     * Starts a thread that writes 64 KiB chunks, adding each to {@code written}, until the count
+     * passes {@code limit} or {@link #STOP} is set between two writes (a blocked write finishes
+     * first: the count stays exact).
+     */
+    private static Thread startWriter(Socket socket, AtomicLong written, long limit) throws IOException {
+        OutputStream out = socket.getOutputStream();
+        STOP.set(false);
+        Thread writer = new Thread(() -> {
+            byte[] chunk = new byte[CHUNK];
+            try {
+                while (written.get() <= limit && !STOP.get()) {
+                    out.write(chunk);
+                    written.addAndGet(CHUNK);
+                }
+            } catch (IOException e) {
+                written.set(-1);   // the far end never fails: a failure shows as a negative count
+            }
+        }, "flow-control-writer");
+        writer.setDaemon(true);
+        writer.start();
+        return writer;
+    }
+
+    /**
+     * Waits until the writer's count stands still for {@link #STALL_MILLIS} (it blocked) or
+     * passes {@code limit}; returns the count then, and tells the writer to stop after the
+     * write it is in.
+     */
+    private static long waitUntilBlocked(Thread writer, AtomicLong written, long limit) throws Exception {
+        long last = -1;
+        long stillSince = System.nanoTime();
+        while (true) {
+            Thread.sleep(50);
+            long now = written.get();
+            assertTrue(now >= 0, "the writer failed");
+            if (now > limit || !writer.isAlive()) {
+                STOP.set(true);
+                return now;
+            }
+            if (now != last) {
+                last = now;
+                stillSince = System.nanoTime();
+            } else if (System.nanoTime() - stillSince > TimeUnit.MILLISECONDS.toNanos(STALL_MILLIS)) {
+                STOP.set(true);
+                return now;
+            }
+        }
+    }
+}
