@@ -46,21 +46,12 @@ public final class AldeiaInputStream extends InputStream {
         try {
             count = readOpen(b, off, len);
         } catch (IOException e) {
-            if (socket.isClosed() && !(e instanceof SocketException)) {
-                throw closedWhileReading(e);
-            }
-            throw e;
+            throw JavaNetExceptions.ofStream(e, socket.isClosed());
         }
         if (count < 0 && socket.isClosed()) {
-            throw closedWhileReading(null);
+            throw JavaNetExceptions.socketClosed(null);
         }
         return count;
-    }
-
-    private static SocketException closedWhileReading(IOException cause) {
-        SocketException closed = new SocketException("Socket closed");
-        closed.initCause(cause);
-        return closed;
     }
 
     private int readOpen(byte[] b, int off, int len) throws IOException {
@@ -100,7 +91,11 @@ public final class AldeiaInputStream extends InputStream {
                 return 0;
             }
             if (pending == null && socket.getSoTimeout() == 0) {
-                return channel.skip(n);
+                try {
+                    return channel.skip(n);
+                } catch (IOException e) {
+                    throw JavaNetExceptions.ofStream(e, socket.isClosed());
+                }
             }
             // Through read, so that the timeout and a pending timed read are honoured.
             int count = read(new byte[(int) Math.min(n, MAX_TIMED_READ)]);
@@ -115,7 +110,11 @@ public final class AldeiaInputStream extends InputStream {
             return 0;
         }
         PendingRead read = pending;
-        return (read == null ? 0 : read.available()) + channel.available();
+        try {
+            return (read == null ? 0 : read.available()) + channel.available();
+        } catch (IOException e) {
+            throw JavaNetExceptions.ofStream(e, socket.isClosed());
+        }
     }
 
     /** Closes the socket, as closing a java.net socket's stream does. */
@@ -124,9 +123,10 @@ public final class AldeiaInputStream extends InputStream {
         socket.close();
     }
 
-    /** Socket.shutdownInput: later reads return end of stream. */
-    void shutdown() {
+    /** Socket.shutdownInput: later reads return end of stream; the channel ends a blocked one. */
+    void shutdown() throws IOException {
         shutdown = true;
+        channel.shutdownInput();
     }
 
     private void checkOpen() throws SocketException {

@@ -38,7 +38,11 @@ public final class AldeiaOutputStream extends OutputStream {
             throw new SocketException("Socket output is shutdown");
         }
         if (len > 0) {
-            channel.write(b, off, len);
+            try {
+                channel.write(b, off, len);
+            } catch (IOException e) {
+                throw JavaNetExceptions.ofStream(e, socket.isClosed());
+            }
         }
     }
 
@@ -50,7 +54,11 @@ public final class AldeiaOutputStream extends OutputStream {
     @Override
     public void flush() throws IOException {
         if (!socket.isClosed() && !socket.isOutputShutdown()) {
-            channel.flush();
+            try {
+                channel.flush();
+            } catch (IOException e) {
+                throw JavaNetExceptions.ofStream(e, socket.isClosed());
+            }
         }
     }
 

@@ -106,7 +106,11 @@ public class AldeiaServerSocket extends ServerSocket {
             if (listener != null) {
                 throw new SocketException("Already bound");
             }
-            environment.transport();
+            try {
+                environment.transport();
+            } catch (IOException e) {
+                throw JavaNetExceptions.of(e);
+            }
             ServerSocketChannel channel = ServerSocketChannel.open();
             try {
                 options.applyExplicit(channel);
@@ -151,7 +155,11 @@ public class AldeiaServerSocket extends ServerSocket {
             }
             connections = acceptor;
         }
-        return ((BootstrapAcceptor.AldeiaClient) connections.accept(soTimeout)).socket();
+        try {
+            return ((BootstrapAcceptor.AldeiaClient) connections.accept(soTimeout)).socket();
+        } catch (IOException e) {
+            throw JavaNetExceptions.of(e);
+        }
     }
 
     /**

@@ -211,6 +211,9 @@ public class AldeiaSocket extends Socket {
                 throw abortedByClose(e);
             }
             closeAfterFailedConnect(e); // as java.net does
+            if (e instanceof IOException io) {
+                throw JavaNetExceptions.of(io);
+            }
             throw e;
         } finally {
             finishBootstrap(channel);
@@ -329,11 +332,15 @@ public class AldeiaSocket extends Socket {
             toRelease = release;
             toAbort = bootstrap;
         }
-        if (toAbort != null) {
-            toAbort.close();
-        }
-        if (toRelease != null) {
-            toRelease.release();
+        try {
+            if (toAbort != null) {
+                toAbort.close();
+            }
+            if (toRelease != null) {
+                toRelease.release();
+            }
+        } catch (IOException e) {
+            throw JavaNetExceptions.of(e);
         }
     }
 
@@ -345,7 +352,11 @@ public class AldeiaSocket extends Socket {
                 throw new SocketException("Socket input is already shutdown");
             }
             inputShutdown = true;
-            input.shutdown();
+            try {
+                input.shutdown();
+            } catch (IOException e) {
+                throw JavaNetExceptions.of(e);
+            }
         }
     }
 
@@ -360,7 +371,11 @@ public class AldeiaSocket extends Socket {
             outputShutdown = true;
             toShut = channel;
         }
-        toShut.shutdownOutput();
+        try {
+            toShut.shutdownOutput();
+        } catch (IOException e) {
+            throw JavaNetExceptions.of(e);
+        }
     }
 
     private void checkNotClosed() throws SocketException {
@@ -508,10 +523,16 @@ public class AldeiaSocket extends Socket {
         return getOption(StandardSocketOptions.SO_LINGER);
     }
 
+    /**
+     * Refused: TCP's urgent byte travels out of band, and whether the peer's reads see it
+     * depends on the peer's SO_OOBINLINE, which an Aldeia connection has no way to carry or
+     * tell apart from the stream; sending nothing, or the byte in the stream, would lose or
+     * add a byte silently in one of the two cases. README, "The differences", lists this.
+     */
     @Override
     public void sendUrgentData(int data) throws IOException {
         checkNotClosed();
-        throw new SocketException("Urgent data is not supported by Aldeia sockets");
+        throw new SocketException("Urgent data not supported: an Aldeia connection has no out-of-band channel");
     }
 
     @Override

@@ -46,6 +46,8 @@ final class InstalledServerSocketImpl extends SocketImpl {
 
     private volatile ServerSocketChannel listener;
     private InetSocketAddress requested;
+    /** What the listener was bound to: java.net reports it still once the server socket is closed. */
+    private volatile InetSocketAddress bound;
     private volatile int soTimeout;
     /** Set by listen: it accepts in the background, and tells clients apart under a bind rule. */
     private volatile BootstrapAcceptor acceptor;
@@ -85,7 +87,8 @@ final class InstalledServerSocketImpl extends SocketImpl {
             throw (SocketException) new SocketException(e.getMessage()).initCause(e);
         }
         listener().bind(requested, queue);
-        int port = getLocalPort();
+        bound = (InetSocketAddress) listener.getLocalAddress();
+        int port = bound.getPort();
         BootstrapAcceptor.Mode mode = BootstrapAcceptor.Mode.PLAIN;
         if (matched != null) {
             LOG.debug("Aldeia server socket on port {}: accepts Aldeia and plain TCP clients ({})", port, matched);
@@ -134,7 +137,12 @@ final class InstalledServerSocketImpl extends SocketImpl {
         if (connections == null) {
             throw new SocketException(closed ? "Socket is closed" : "Socket is not bound yet");
         }
-        BootstrapAcceptor.Prepared accepted = connections.accept(soTimeout);
+        BootstrapAcceptor.Prepared accepted;
+        try {
+            accepted = connections.accept(soTimeout);
+        } catch (IOException e) {
+            throw JavaNetExceptions.of(e);
+        }
         if (accepted instanceof BootstrapAcceptor.AldeiaClient aldeia) {
             target.accepted(aldeia.socket(), new byte[0]);
         } else {
@@ -174,11 +182,7 @@ final class InstalledServerSocketImpl extends SocketImpl {
     }
 
     private InetSocketAddress localAddress() {
-        try {
-            return listener == null ? null : (InetSocketAddress) listener.getLocalAddress();
-        } catch (IOException closedOrFailed) {
-            return null;
-        }
+        return bound;
     }
 
     // ---- options: SO_TIMEOUT bounds accept; the others are the listener's ----

@@ -53,30 +53,44 @@ final class CompletionQueue {
      * @throws SocketException "Socket closed" once the channel is closed
      */
     int await() throws IOException {
+        return await(() -> false);
+    }
+
+    /**
+     * As {@link #await()}, but returns 0 once {@code giveUp} is true (the input was shut down):
+     * it is looked at before each wait slice, so within {@link #WAIT_SLICE_USEC}. The library
+     * has no call that ends a poller's wait early without destroying the queue pair: a poller
+     * of a queue pair's own receive CQ waits inside the mailbox's retrieve, which only a
+     * message (or the destroyer's wake-up token) ends.
+     */
+    int await(BooleanSupplier giveUp) throws IOException {
         while (true) {
             if (closed.getAsBoolean()) {
                 throw closedException();
+            }
+            if (giveUp.getAsBoolean()) {
+                return 0;
             }
             int ret = vapi.EVAPI_poll_cq_block(hca, cq, WAIT_SLICE_USEC, wcs);
             if (ret == VapiConstants.VAPI_OK) {
                 return capacity == 1 ? 1 : 1 + pollInto(afterFirst, capacity - 1);
             }
             if (ret != VapiConstants.VAPI_ETIMEDOUT && ret != VapiConstants.VAPI_CQ_EMPTY) {
-                throw VapiException.of(vapi, "EVAPI_poll_cq_block", ret);
+                throw failed(VapiException.of(vapi, "EVAPI_poll_cq_block", ret), closed.getAsBoolean());
             }
         }
     }
 
     /** Non-blocking: takes every completion ready; returns how many (possibly 0). */
-    int poll() throws VapiException {
+    int poll() throws SocketException {
         return pollInto(wcs, capacity);
     }
 
-    private int pollInto(Pointer into, int max) throws VapiException {
+    private int pollInto(Pointer into, int max) throws SocketException {
         count[0] = 0;
         int ret = vapi.EVAPI_poll_cq_many(hca, cq, max, into, count);
         if (ret != VapiConstants.VAPI_OK && ret != VapiConstants.VAPI_CQ_EMPTY) {
-            throw VapiException.of(vapi, "EVAPI_poll_cq_many", ret);
+            throw failed(VapiException.of(vapi, "EVAPI_poll_cq_many", ret), closed.getAsBoolean());
         }
         return ret == VapiConstants.VAPI_OK ? Math.min(count[0], max) : 0;
     }
@@ -87,6 +101,18 @@ final class CompletionQueue {
 
     static SocketException closedException() {
         return new SocketException("Socket closed");
+    }
+
+    /**
+     * What a stream operation throws when a vapi.h call failed under it: java.net's exception,
+     * with the library's account as its cause (the application sees no VapiException, as with
+     * the JDK's sockets). A call refused because another thread closed the channel meanwhile
+     * (its queue pair is gone) is that close: "Socket closed".
+     */
+    static SocketException failed(VapiException cause, boolean channelClosed) {
+        SocketException e = channelClosed ? closedException() : new SocketException(cause.getMessage());
+        e.initCause(cause);
+        return e;
     }
 
     /** What a failed completion means for the user, e.g. "the peer went away". */

@@ -77,6 +77,11 @@ public final class QueuePairChannel implements Channel {
         send.shutdownOutput();
     }
 
+    @Override
+    public void shutdownInput() {
+        receive.shutdownInput();
+    }
+
     /**
      * Sends end-of-stream unless the output is shut down already (a broken peer is not an
      * error here), then destroys the queue pair, which completes outstanding requests with a

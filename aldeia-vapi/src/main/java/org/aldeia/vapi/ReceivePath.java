@@ -44,6 +44,7 @@ final class ReceivePath {
     private final ReentrantLock lock = new ReentrantLock();
 
     private volatile int available;      // blocks.held(), readable without the lock
+    private volatile boolean inputShut;  // Socket.shutdownInput: reads return -1 from now on
     private boolean endOfStream;
     private IOException failure;         // reported once the bytes before it were read
 
@@ -107,6 +108,15 @@ final class ReceivePath {
         return available;
     }
 
+    /**
+     * Socket.shutdownInput: every read from now on returns -1, and so does one blocked now,
+     * within a wait slice of its completion queue (see {@link CompletionQueue#await}). Bytes
+     * held or arriving later are never read, as the JDK discards them.
+     */
+    void shutdownInput() {
+        inputShut = true;
+    }
+
     /** Waits until the thread inside (if any) has left, then frees the native memory. */
     void release() {
         lock.lock();
@@ -125,8 +135,11 @@ final class ReceivePath {
             if (closed.getAsBoolean()) {
                 throw CompletionQueue.closedException();
             }
-            while (blocks.held() == 0 && !endOfStream && failure == null) {
-                take(completions.await());
+            while (blocks.held() == 0 && !endOfStream && failure == null && !inputShut) {
+                take(completions.await(() -> inputShut));
+            }
+            if (inputShut) {
+                return -1;
             }
             if (blocks.held() == 0) {
                 if (endOfStream) {
@@ -184,7 +197,10 @@ final class ReceivePath {
     }
 
     private void postRequests(int count) throws IOException {
-        VapiException.check(vapi, "EVAPI_post_rr_list", vapi.EVAPI_post_rr_list(hca, qp, count, requests));
+        int ret = vapi.EVAPI_post_rr_list(hca, qp, count, requests);
+        if (ret != VapiConstants.VAPI_OK) {
+            throw CompletionQueue.failed(VapiException.of(vapi, "EVAPI_post_rr_list", ret), closed.getAsBoolean());
+        }
     }
 
     /**

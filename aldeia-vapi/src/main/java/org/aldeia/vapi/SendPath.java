@@ -109,7 +109,9 @@ final class SendPath {
     /**
      * A refused post breaks the stream. A queue pair out of its connected state means the peer
      * went away (the library moved it to ERR): the writer gets the same "connection reset" a
-     * reader gets, as java.net code expects, with the library's account as the cause.
+     * reader gets, as java.net code expects, with the library's account as the cause. A post
+     * refused because another thread's close destroyed the queue pair after this write looked
+     * (VAPI_EINVAL_QP_HNDL) is that close: "Socket closed", as java.net says.
      */
     private void checkPosted(String function, int ret) throws IOException {
         if (ret == VapiConstants.VAPI_OK) {
@@ -117,7 +119,7 @@ final class SendPath {
         }
         VapiException cause = VapiException.of(vapi, function, ret);
         if (ret != VapiConstants.VAPI_EINVAL_QP_STATE) {
-            throw fail(cause);
+            throw fail(CompletionQueue.failed(cause, closed.getAsBoolean()));
         }
         SocketException reset = new SocketException("connection reset: the queue pair is no longer "
                 + "connected (" + cause.getMessage() + ")");

@@ -12,6 +12,7 @@ import static org.mockito.ArgumentMatchers.anyLong;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.atLeast;
 import static org.mockito.Mockito.clearInvocations;
+import static org.mockito.Mockito.doReturn;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.verify;
 
@@ -201,6 +202,42 @@ class QueuePairChannelReceiveTest {
             assertThrows(SocketException.class, () -> p.b.available());
             verify(p.vapi).VAPI_destroy_qp(anyLong(), anyLong());
             verify(p.vapi, atLeast(2)).VAPI_deregister_mr(anyLong(), anyLong());
+        }
+    }
+
+    @Test
+    void shutdownInputEndsABlockedReadWithEndOfStreamAndEveryLaterOne() throws Exception {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 4)) {
+            AtomicReference<Object> got = new AtomicReference<>();
+            CountDownLatch done = new CountDownLatch(1);
+            Thread reader = new Thread(() -> {
+                try {
+                    got.set(p.b.read(new byte[10], 0, 10));
+                } catch (Throwable t) {
+                    got.set(t);
+                }
+                done.countDown();
+            });
+            reader.start();
+            assertFalse(done.await(300, TimeUnit.MILLISECONDS));
+            p.b.shutdownInput();
+            // within a wait slice of the completion queue, with room for a slow machine
+            assertTrue(done.await(CompletionQueue.WAIT_SLICE_USEC / 1000 + 1000, TimeUnit.MILLISECONDS));
+            assertEquals(-1, got.get());
+            p.a.write(bytes(4, 0), 0, 4);
+            p.a.flush();
+            assertEquals(-1, p.b.read(new byte[10], 0, 10), "bytes after shutdownInput are never read");
+        }
+    }
+
+    /** A failing vapi.h call under a stream operation reaches the caller as java.net's exception. */
+    @Test
+    void aFailedPollIsASocketExceptionCarryingTheLibrarysAccount() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 4)) {
+            doReturn(VapiConstants.VAPI_EGEN).when(p.vapi).EVAPI_poll_cq_many(anyLong(), anyLong(), anyInt(), any(), any());
+            SocketException e = assertThrows(SocketException.class, () -> p.b.available());
+            assertTrue(e.getCause() instanceof VapiException, String.valueOf(e.getCause()));
+            assertTrue(e.getMessage().contains("EVAPI_poll_cq_many"), e.getMessage());
         }
     }
 }

@@ -9,6 +9,7 @@ import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.anyLong;
 import static org.mockito.Mockito.clearInvocations;
+import static org.mockito.Mockito.doAnswer;
 import static org.mockito.Mockito.mockingDetails;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.times;
@@ -16,6 +17,7 @@ import static org.mockito.Mockito.verify;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.SocketException;
 import java.util.List;
 import java.util.Random;
@@ -202,6 +204,39 @@ class QueuePairChannelSendTest {
             p.a.close();
             SocketException e = assertThrows(SocketException.class, () -> p.a.flush());
             assertEquals("Socket closed", e.getMessage());
+        }
+    }
+
+    /**
+     * The close of another thread lands between a write's look at the channel and its post: the
+     * library refuses the post (the queue pair is gone), and the writer gets java.net's
+     * "Socket closed", not the library's VAPI_EINVAL_QP_HNDL.
+     */
+    @Test
+    void aPostRefusedBecauseAnotherThreadClosedTheChannelIsSocketClosed() throws Exception {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            doAnswer(post -> {
+                Thread closer = new Thread(() -> {
+                    try {
+                        p.a.close();
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                }, "test-closer");
+                closer.setDaemon(true);
+                closer.start();
+                while (mockingDetails(p.vapi).getInvocations().stream()
+                        .noneMatch(call -> call.getMethod().getName().equals("VAPI_destroy_qp"))) {
+                    Thread.sleep(1);
+                }
+                // the fake's methods are synchronized: this post runs once the destroy is done
+                return p.fake.EVAPI_post_sr_list(post.getArgument(0), post.getArgument(1), post.getArgument(2),
+                        post.getArgument(3));
+            }).when(p.vapi).EVAPI_post_sr_list(anyLong(), anyLong(), anyInt(), any());
+            SocketException e = assertThrows(SocketException.class, () -> p.a.write(new byte[10], 0, 10));
+            assertEquals("Socket closed", e.getMessage());
+            assertTrue(e.getCause() instanceof VapiException, String.valueOf(e.getCause()));
+            assertTrue(e.getCause().getMessage().contains("VAPI_EINVAL_QP_HNDL"), e.getCause().getMessage());
         }
     }
 }

@@ -38,6 +38,13 @@ public interface Channel extends Closeable {
     void shutdownOutput() throws IOException;
 
     /**
+     * Socket.shutdownInput: every later read returns -1, and so does a read blocked now, within
+     * a moment (the JDK's returns at once; an implementation that can only notice between two
+     * bounded waits says how long in its documentation). Tells the peer nothing.
+     */
+    void shutdownInput() throws IOException;
+
+    /**
      * Shuts the output down if it is not yet (so the peer sees -1 after the last byte),
      * wakes any thread blocked in read or write with an IOException, and releases the queue
      * pair. Idempotent.

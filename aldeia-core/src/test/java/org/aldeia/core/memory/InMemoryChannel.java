@@ -107,6 +107,11 @@ final class InMemoryChannel implements Channel {
     }
 
     @Override
+    public void shutdownInput() {
+        inbox.end();
+    }
+
+    @Override
     public void close() throws IOException {
         lock.lock();
         try {

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * For LISTEN the far end answers {@code PORT <n>}, accepts one connection on that port and runs
  * the scenario on it; for CONNECT it connects to the test's server socket, answers
  * {@code LOCAL <its local port>} and runs the scenario. Either way it ends with
- * {@code DONE <what it saw>} or {@code FAILED <exception>}, then closes its socket.
+ * {@code DONE <what it saw>} or {@code FAILED <exception>}, then closes its socket. A
+ * {@link Scenario#STALL} waits for {@code RELEASE} from the test on the same control connection.
  */
 public final class FarEnd {
 
@@ -40,11 +41,12 @@ public final class FarEnd {
         SEND_GREETING_THEN_CLOSE,
         /** Reads until end of stream or an error and reports which, writing nothing. */
         DRAIN,
-        /** Reads nothing for {@link #PAUSE_MILLIS}, then does what {@link #DRAIN} does. */
-        PAUSE_THEN_DRAIN
+        /**
+         * Reads nothing, so the test's writes fill every buffer on the way, until the test sends
+         * {@code RELEASE} (or drops the control connection); then drains like {@link #DRAIN}.
+         */
+        STALL
     }
-
-    static final long PAUSE_MILLIS = 4000;
 
     static final byte[] GREETING = "hello".getBytes(StandardCharsets.US_ASCII);
 
@@ -72,8 +74,8 @@ public final class FarEnd {
             DataOutputStream out = new DataOutputStream(request.getOutputStream());
             String[] words = in.readUTF().split(" ");
             try {
-                out.writeUTF("DONE " + (words[0].equals("LISTEN") ? listen(kind, Scenario.valueOf(words[1]), out)
-                        : connect(kind, Integer.parseInt(words[1]), Scenario.valueOf(words[2]), out)));
+                out.writeUTF("DONE " + (words[0].equals("LISTEN") ? listen(kind, Scenario.valueOf(words[1]), in, out)
+                        : connect(kind, Integer.parseInt(words[1]), Scenario.valueOf(words[2]), in, out)));
             } catch (IOException | RuntimeException e) {
                 LOG.warn("far end request {} failed", String.join(" ", words), e);
                 out.writeUTF("FAILED " + e);
@@ -83,24 +85,25 @@ public final class FarEnd {
         }
     }
 
-    private static String listen(SocketKind kind, Scenario scenario, DataOutputStream control) throws IOException {
+    private static String listen(SocketKind kind, Scenario scenario, DataInputStream requests,
+            DataOutputStream control) throws IOException {
         Socket socket;
         try (ServerSocket server = kind.boundServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             server.setSoTimeout(ACCEPT_TIMEOUT_MILLIS);
             control.writeUTF("PORT " + server.getLocalPort());
             socket = server.accept();
         }
-        return run(scenario, socket);
+        return run(scenario, socket, requests);
     }
 
-    private static String connect(SocketKind kind, int port, Scenario scenario, DataOutputStream control)
-            throws IOException {
+    private static String connect(SocketKind kind, int port, Scenario scenario, DataInputStream requests,
+            DataOutputStream control) throws IOException {
         Socket socket = kind.connectedSocket(InetAddress.getLoopbackAddress(), port);
         control.writeUTF("LOCAL " + socket.getLocalPort());
-        return run(scenario, socket);
+        return run(scenario, socket, requests);
     }
 
-    private static String run(Scenario scenario, Socket socket) throws IOException {
+    private static String run(Scenario scenario, Socket socket, DataInputStream requests) throws IOException {
         try (socket) {
             InputStream in = socket.getInputStream();
             OutputStream out = socket.getOutputStream();
@@ -118,20 +121,19 @@ public final class FarEnd {
                     yield "sent " + GREETING.length;
                 }
                 case DRAIN -> drain(in);
-                case PAUSE_THEN_DRAIN -> {
-                    pause();
+                case STALL -> {
+                    awaitRelease(requests);
                     yield drain(in);
                 }
             };
         }
     }
 
-    private static void pause() throws IOException {
+    private static void awaitRelease(DataInputStream requests) {
         try {
-            Thread.sleep(PAUSE_MILLIS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted in its pause");
+            requests.readUTF();
+        } catch (IOException testGone) {
+            // the test dropped the control connection: nothing holds the stall any longer
         }
     }
 

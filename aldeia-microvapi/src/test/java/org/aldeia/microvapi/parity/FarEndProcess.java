@@ -78,12 +78,19 @@ final class FarEndProcess implements AutoCloseable {
 
         private final Socket control;
         private final DataInputStream answers;
+        private final DataOutputStream requests;
 
         private Request(String request) throws IOException {
             control = new Socket(InetAddress.getLoopbackAddress(), controlPort);
             control.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             answers = new DataInputStream(control.getInputStream());
-            new DataOutputStream(control.getOutputStream()).writeUTF(request);
+            requests = new DataOutputStream(control.getOutputStream());
+            requests.writeUTF(request);
+        }
+
+        /** Lets a {@link FarEnd.Scenario#STALL} go on to drain its connection. */
+        void release() throws IOException {
+            requests.writeUTF("RELEASE");
         }
 
         /** The next answer, which must start with {@code prefix}; returns the rest of it. */

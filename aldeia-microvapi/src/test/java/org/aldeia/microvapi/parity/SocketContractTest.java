@@ -4,6 +4,7 @@ import static org.aldeia.microvapi.parity.FarEnd.Scenario.DRAIN;
 import static org.aldeia.microvapi.parity.FarEnd.Scenario.ECHO;
 import static org.aldeia.microvapi.parity.FarEnd.Scenario.READ_TO_EOF_THEN_REPLY;
 import static org.aldeia.microvapi.parity.FarEnd.Scenario.SEND_GREETING_THEN_CLOSE;
+import static org.aldeia.microvapi.parity.FarEnd.Scenario.STALL;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -12,6 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -39,6 +41,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Timeout;
@@ -256,6 +259,106 @@ class SocketContractTest {
         }
     }
 
+    /** Linux's shutdown(SHUT_RD) wakes the reader, which sees end of stream, as every later read does. */
+    @ParameterizedTest(name = "{0}, SO_TIMEOUT {1}")
+    @MethodSource("kindsWithAndWithoutTimeout")
+    void shutdownInputFromAnotherThreadEndsABlockedReadWithEndOfStream(SocketKind kind, int soTimeout)
+            throws Exception {
+        try (FarEndProcess.Request drain = farEnd(kind).listen(DRAIN);
+                Socket socket = kind.connectedSocket(LOOPBACK, drain.port())) {
+            socket.setSoTimeout(soTimeout);
+            InputStream in = socket.getInputStream();
+            FutureTask<Integer> read = inAnotherThread(in::read);
+            assertStillBlocked(read);
+            socket.shutdownInput();
+            assertEquals(-1, returnsPromptly(read));
+            assertEquals(-1, in.read());
+            assertFalse(socket.isClosed());
+            socket.close();
+            assertEquals("read 0 then end of stream", drain.outcome());
+        }
+    }
+
+    /**
+     * A writer blocked because the peer reads nothing gets java.net's "Socket closed" when another
+     * thread closes the socket, never an exception of a layer below. Not yet over Aldeia, where
+     * the native layers lack what this needs: over DECK's shared memory, VAPI_destroy_qp waits
+     * for the writer's post, which waits in DECK for room the peer never makes, so close hangs;
+     * over DECK tcp, the writer never blocks (gigabytes are taken for a peer that reads nothing).
+     */
+    @ForEachKind
+    void closeFromAnotherThreadEndsABlockedWriteWithSocketException(SocketKind kind) throws Exception {
+        assumeFalse(kind.connectsOverAldeia(), "a post blocked in DECK is not ended by close (native layers)");
+        try (FarEndProcess.Request stall = farEnd(kind).listen(STALL);
+                Socket socket = kind.connectedSocket(LOOPBACK, stall.port())) {
+            OutputStream out = socket.getOutputStream();
+            AtomicLong written = new AtomicLong();
+            FutureTask<Void> write = inAnotherThread(() -> {
+                byte[] chunk = new byte[64 * 1024];
+                while (true) {
+                    out.write(chunk);
+                    written.addAndGet(chunk.length);
+                }
+            });
+            awaitBlockedWriter(write, written);
+            socket.close();
+            assertFailsPromptlyWith(SocketException.class, write);
+            stall.release();
+            String outcome = stall.outcome();
+            assertTrue(outcome.startsWith("read "), outcome);
+        }
+    }
+
+    /**
+     * Another thread's close ends a stream of writes with java.net's "Socket closed", wherever
+     * it lands in a write (over Aldeia, also between the write's look at the socket and its post).
+     */
+    @ForEachKind
+    void closeFromAnotherThreadEndsAWriteInProgressWithSocketException(SocketKind kind) throws Exception {
+        try (FarEndProcess.Request drain = farEnd(kind).listen(DRAIN);
+                Socket socket = kind.connectedSocket(LOOPBACK, drain.port())) {
+            OutputStream out = socket.getOutputStream();
+            AtomicLong written = new AtomicLong();
+            FutureTask<Void> write = inAnotherThread(() -> {
+                byte[] chunk = new byte[64 * 1024];
+                while (true) {
+                    out.write(chunk);
+                    written.addAndGet(chunk.length);
+                }
+            });
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (written.get() < 4L * 1024 * 1024 && !write.isDone() && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            socket.close();
+            assertFailsPromptlyWith(SocketException.class, write);
+            // Over Aldeia the peer is not told yet: close sends no end of stream behind a writer,
+            // and destroying the queue pair says nothing on the wire (that needs the wire change
+            // of the abortive close), so its read waits.
+            if (!kind.connectsOverAldeia()) {
+                String outcome = drain.outcome();
+                assertTrue(outcome.startsWith("read "), outcome);
+            }
+        }
+    }
+
+    /** Returns once the writer has made no progress for a while: everything on the way is full. */
+    private static void awaitBlockedWriter(FutureTask<?> write, AtomicLong written) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long before = -1;
+        while (written.get() != before) {
+            if (write.isDone()) {
+                write.get(); // throws what ended the writer
+                fail("the writer returned");
+            }
+            if (System.nanoTime() > deadline) {
+                fail("the writer never blocked; it wrote " + written.get() + " bytes to a peer that reads nothing");
+            }
+            before = written.get();
+            Thread.sleep(2L * SHORT_TIMEOUT_MILLIS);
+        }
+    }
+
     /**
      * java.net's sockets ignore an interrupt on a platform thread: the blocked read goes on, the
      * connection stays open, and the thread keeps its interrupt status (an NIO channel in
@@ -299,6 +402,14 @@ class SocketContractTest {
     private static void assertStillBlocked(FutureTask<?> task) throws InterruptedException {
         Thread.sleep(SHORT_TIMEOUT_MILLIS);
         assertFalse(task.isDone(), "the call returned though nothing could arrive");
+    }
+
+    private static <T> T returnsPromptly(FutureTask<T> task) throws Exception {
+        try {
+            return task.get(PROMPT_SECONDS, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("the blocked call was still blocked " + PROMPT_SECONDS + " s later", e);
+        }
     }
 
     private static void assertFailsPromptlyWith(Class<? extends Throwable> expected, FutureTask<?> task)
@@ -368,6 +479,31 @@ class SocketContractTest {
             assertEquals(-1, in.read(new byte[3]));
             assertEquals(0, in.available());
             assertEquals("sent " + FarEnd.GREETING.length, greeting.outcome());
+        }
+    }
+
+    /**
+     * TCP sends the urgent byte out of band, and a reader without SO_OOBINLINE (the default)
+     * never sees it. A connection Aldeia carries has no out-of-band channel: sendUrgentData is
+     * refused with a SocketException (one of the differences the README lists), and the stream
+     * goes on unharmed either way.
+     */
+    @ForEachKind
+    void urgentDataNeverReachesTheStreamOfAReaderWithoutOobInline(SocketKind kind) throws IOException {
+        try (FarEndProcess.Request reply = farEnd(kind).listen(READ_TO_EOF_THEN_REPLY);
+                Socket socket = kind.connectedSocket(LOOPBACK, reply.port())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(1);
+            if (kind.connectsOverAldeia()) {
+                SocketException refused = assertThrows(SocketException.class, () -> socket.sendUrgentData(0x55));
+                assertTrue(refused.getMessage().toLowerCase().contains("urgent data"), refused.getMessage());
+            } else {
+                socket.sendUrgentData(0x55);
+            }
+            out.write(2);
+            socket.shutdownOutput();
+            assertEquals(2, new DataInputStream(socket.getInputStream()).readLong());
+            assertEquals("read 2", reply.outcome());
         }
     }
 
@@ -584,6 +720,25 @@ class SocketContractTest {
         try (ServerSocket again = kind.boundServerSocket(port, 50, LOOPBACK)) {
             assertEquals(port, again.getLocalPort());
         }
+    }
+
+    /** java.net keeps what a server socket was bound to after close; an unbound one reports nothing. */
+    @ForEachKind
+    void aClosedServerSocketStillReportsTheAddressItWasBoundTo(SocketKind kind) throws IOException {
+        ServerSocket server = kind.boundServerSocket(0, 50, LOOPBACK);
+        int port = server.getLocalPort();
+        server.close();
+        assertTrue(server.isClosed());
+        assertEquals(LOOPBACK, server.getInetAddress());
+        assertEquals(port, server.getLocalPort());
+        assertEquals(new InetSocketAddress(LOOPBACK, port), server.getLocalSocketAddress());
+        assertTrue(server.toString().contains("localport=" + port), server.toString());
+
+        ServerSocket neverBound = kind.newServerSocket();
+        neverBound.close();
+        assertNull(neverBound.getInetAddress());
+        assertEquals(-1, neverBound.getLocalPort());
+        assertNull(neverBound.getLocalSocketAddress());
     }
 
     // ---- options ----

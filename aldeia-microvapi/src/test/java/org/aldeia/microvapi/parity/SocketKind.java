@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import org.aldeia.core.Aldeia;
+import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
 
@@ -36,6 +37,11 @@ enum SocketKind {
         ServerSocket boundServerSocket(int port, int backlog, InetAddress address) throws IOException {
             return new ServerSocket(port, backlog, address);
         }
+
+        @Override
+        boolean connectsOverAldeia() {
+            return false;
+        }
     },
 
     ALDEIA {
@@ -57,6 +63,11 @@ enum SocketKind {
         @Override
         ServerSocket boundServerSocket(int port, int backlog, InetAddress address) throws IOException {
             return new AldeiaServerSocket(port, backlog, address);
+        }
+
+        @Override
+        boolean connectsOverAldeia() {
+            return true;
         }
     },
 
@@ -95,6 +106,15 @@ enum SocketKind {
             Aldeia.install();
         }
 
+        /**
+         * The parity-installed execution's configuration has a connect rule for the loopback
+         * address, where every test connects; parity-installed-plain runs without one.
+         */
+        @Override
+        boolean connectsOverAldeia() {
+            return System.getProperty(AldeiaConfiguration.PROPERTY) != null;
+        }
+
         private void install() {
             try {
                 prepareJvm();
@@ -111,6 +131,9 @@ enum SocketKind {
     void prepareJvm() throws IOException {
         // JDK and Aldeia sockets need nothing JVM-wide
     }
+
+    /** Whether this run's connections are carried by Aldeia rather than TCP (where they still differ). */
+    abstract boolean connectsOverAldeia();
 
     /** An unbound, unconnected socket. */
     abstract Socket newSocket();
