@@ -64,6 +64,12 @@ why_not() {
     for tool in ip nsenter unshare mount umount flock; do
         command -v "$tool" >/dev/null 2>&1 || { echo "'$tool' is not on the PATH (iproute2, util-linux)"; return; }
     done
+    # Inside an emulated host (its boot id is a bind mount) new hosts' namespaces would be
+    # bound in that host's mount namespace alone: not supported.
+    if grep -q ' /proc/sys/kernel/random/boot_id ' /proc/self/mountinfo; then
+        echo "this shell runs inside an emulated host; make hosts from the machine itself"
+        return
+    fi
     ip netns list >/dev/null 2>&1 || { echo "'ip netns' does not work here: $(ip netns list 2>&1 | head -1)"; return; }
     # Root in a container without CAP_SYS_ADMIN / CAP_NET_ADMIN cannot make namespaces either.
     unshare --net --mount true 2>/dev/null || echo "cannot create network and mount namespaces here (unshare --net --mount failed: no CAP_SYS_ADMIN?)"
