@@ -6,6 +6,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.deck.DeckLauncher;
@@ -17,8 +18,9 @@ import org.slf4j.LoggerFactory;
  * test classes, logback-test.xml and the native libraries). Its stdout is read line by line
  * for handshakes; its stderr (where its log goes) is kept in a file for assertions and
  * failure messages. Closing it kills it, so a test that fails never leaves a JVM behind.
+ * Public for {@link org.aldeia.microvapi.hosts.TwoHosts}, which starts it in an emulated host.
  */
-final class ChildJvm implements AutoCloseable {
+public final class ChildJvm implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(ChildJvm.class);
 
@@ -33,10 +35,22 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Starts {@code mainClass}; its stderr goes to target/child-jvms/, kept for a failure's post-mortem. */
-    static ChildJvm start(List<String> jvmOptions, Class<?> mainClass, String... args) throws IOException {
+    public static ChildJvm start(List<String> jvmOptions, Class<?> mainClass, String... args) throws IOException {
+        return start(List.of(), jvmOptions, mainClass, args);
+    }
+
+    /**
+     * As {@link #start(List, Class, String...)}, through {@code launcher}: a command that runs the
+     * rest of its arguments in its own process (exec), e.g. in an emulated host, so that the
+     * process started here is the JVM and closing it stops the JVM.
+     */
+    public static ChildJvm start(List<String> launcher, List<String> jvmOptions, Class<?> mainClass, String... args)
+            throws IOException {
         Path logs = Files.createDirectories(Path.of("target", "child-jvms"));
         Path stderr = Files.createTempFile(logs, mainClass.getSimpleName() + "-", ".err");
-        Process process = new ProcessBuilder(DeckLauncher.javaCommand(jvmOptions, mainClass, List.of(args)))
+        List<String> command = new ArrayList<>(launcher);
+        command.addAll(DeckLauncher.javaCommand(jvmOptions, mainClass, List.of(args)));
+        Process process = new ProcessBuilder(command)
                 .redirectError(stderr.toFile())
                 .start();
         LOG.info("started {} as pid {}, stderr in {}", mainClass.getSimpleName(), process.pid(), stderr);
@@ -48,7 +62,7 @@ final class ChildJvm implements AutoCloseable {
      * Blocks: callers run under a JUnit timeout in a separate thread, and closing the child
      * ends the read.
      */
-    String awaitLine(String prefix) throws IOException {
+    public String awaitLine(String prefix) throws IOException {
         for (String line = stdout.readLine(); line != null; line = stdout.readLine()) {
             if (line.startsWith(prefix)) {
                 return line.substring(prefix.length());
@@ -58,7 +72,7 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Waits for the exit and returns its status; kills the child and fails after {@code seconds}. */
-    int waitFor(long seconds) throws IOException, InterruptedException {
+    public int waitFor(long seconds) throws IOException, InterruptedException {
         if (!process.waitFor(seconds, TimeUnit.SECONDS)) {
             close();
             throw new IOException("the child JVM did not exit within " + seconds + " s; " + describe());
@@ -67,28 +81,28 @@ final class ChildJvm implements AutoCloseable {
     }
 
     /** Writes {@code line} to the child's stdin. */
-    void send(String line) throws IOException {
+    public void send(String line) throws IOException {
         process.getOutputStream().write((line + "\n").getBytes(StandardCharsets.UTF_8));
         process.getOutputStream().flush();
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
     /** Kills the child at once (SIGKILL): no shutdown hook, no close of its sockets. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor();
     }
 
     /** Everything the child wrote to stderr so far (its log). */
-    String stderr() throws IOException {
+    public String stderr() throws IOException {
         return Files.readString(stderr, StandardCharsets.UTF_8);
     }
 
     /** Exit state and stderr: what an assertion message needs. */
-    String describe() {
+    public String describe() {
         String state = process.isAlive() ? "still running" : "exit status " + process.exitValue();
         try {
             return "child " + state + ", stderr:\n" + stderr();

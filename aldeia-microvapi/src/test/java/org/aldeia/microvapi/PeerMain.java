@@ -156,9 +156,14 @@ public final class PeerMain {
         }
     }
 
-    /** Connects to a child on {@code port} and asks for {@code command}. */
+    /** Connects to a child on {@code port} of this host and asks for {@code command}. */
     static AldeiaSocket request(int port, Command command, long seed, long total) throws IOException {
-        AldeiaSocket socket = new AldeiaSocket(InetAddress.getLoopbackAddress(), port);
+        return request(InetAddress.getLoopbackAddress(), port, command, seed, total);
+    }
+
+    /** Connects to a {@link PeerMain} at {@code host}:{@code port} and asks for {@code command}. */
+    static AldeiaSocket request(InetAddress host, int port, Command command, long seed, long total) throws IOException {
+        AldeiaSocket socket = new AldeiaSocket(host, port);
         DataOutputStream header = new DataOutputStream(socket.getOutputStream());
         header.writeUTF(command.name());
         header.writeLong(seed);

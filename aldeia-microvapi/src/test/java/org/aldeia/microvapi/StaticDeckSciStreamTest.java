@@ -30,8 +30,6 @@ class StaticDeckSciStreamTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(StaticDeckSciStreamTest.class);
     private static final long MIB = 1 << 20;
-    private static final List<String> SCENARIOS = List.of("random writes to node 0", "random writes from node 0",
-            "bulk SHA-256", "object graph", "close after flush", "close without flush", "available and skip");
     /** What the log of this test shows of node 1's output: each scenario's time and the bulk rate. */
     private static final Pattern TIMINGS = Pattern.compile("(OK|THROUGHPUT) .*");
     private static final Pattern SEGMENTS = Pattern.compile("SEGMENTS (\\d+)");
@@ -77,7 +75,7 @@ class StaticDeckSciStreamTest {
             assertTrue(output.contains("MicroVAPI over DECK static/sci (node " + node + " of 2"), output);
         }
         String client = run.output(1);
-        for (String scenario : SCENARIOS) {
+        for (String scenario : StreamScenarios.NAMES) {
             assertTrue(client.contains("OK " + scenario + " in "), "scenario '" + scenario + "' did not pass:\n" + client);
         }
         assertTrue(client.contains("STREAMS OK"), client);

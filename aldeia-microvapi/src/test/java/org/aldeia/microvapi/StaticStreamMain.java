@@ -37,11 +37,6 @@ public final class StaticStreamMain {
     private StaticStreamMain() {
     }
 
-    /** One scenario as node 1 runs it. */
-    private interface Scenario {
-        void run() throws Exception;
-    }
-
     public static void main(String[] args) {
         try {
             long randomBytes = Long.parseLong(args[0]);
@@ -78,15 +73,7 @@ public final class StaticStreamMain {
         // This node starts DECK only when it connects, after node 0's DECK is up and listening:
         // DECK's start must not wait for the other nodes (sci maps peers when first needed).
         int port = awaitPort(runDir.resolve(PORT_FILE));
-        StreamScenarios scenarios = new StreamScenarios(port);
-        run("random writes to node 0", () -> scenarios.randomWritesArriveIntactAtThePeer(21, randomBytes));
-        run("random writes from node 0", () -> scenarios.randomWritesFromThePeerArriveIntact(22, randomBytes));
-        run("bulk SHA-256", () -> System.out.printf("THROUGHPUT %d MiB node 1 -> node 0 with SHA-256: %.1f MB/s%n",
-                bulkBytes >> 20, scenarios.bulkSha256MegabytesPerSecond(23, bulkBytes)));
-        run("object graph", () -> scenarios.objectGraphWithCyclesComesBackEqual(24));
-        run("close after flush", () -> scenarios.closeDeliversEveryByteThenEndOfStream(true, 25, (3 << 20) + 7));
-        run("close without flush", () -> scenarios.closeDeliversEveryByteThenEndOfStream(false, 26, (3 << 20) + 7));
-        run("available and skip", () -> scenarios.availableCountsReceivedBytesAndSkipSkipsExactly(27));
+        new StreamScenarios(port).runEach(System.out, randomBytes, bulkBytes);
         String runKey = System.getenv(ENV_RUN_KEY);
         if (runKey != null) {
             System.out.println("SEGMENTS " + segmentsOfRun(runKey).size());
@@ -94,12 +81,6 @@ public final class StaticStreamMain {
         try (AldeiaSocket socket = PeerMain.request(port, Command.STOP, 0, 0)) {
             assertEquals(-1, socket.getInputStream().read(), "node 0 ends the STOP connection once it stopped");
         }
-    }
-
-    private static void run(String name, Scenario scenario) throws Exception {
-        long start = System.nanoTime();
-        scenario.run();
-        System.out.printf("OK %s in %.2f s%n", name, (System.nanoTime() - start) / 1e9);
     }
 
     /** Node 0 publishes its port once listening; the nodes start together, so wait a little. */

@@ -8,6 +8,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.AldeiaSocket;
 import org.aldeia.microvapi.PeerMain.Command;
@@ -16,31 +19,75 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client side of the end-to-end stream scenarios, each on its own connection to a
- * {@link PeerMain} server on {@code port}: {@link TwoJvmStreams} runs them against a child
+ * {@link PeerMain} server at {@code host}:{@code port}: {@link TwoJvmStreams} runs them against a child
  * JVM in dynamic DECK mode (shared memory or tcp), {@link StaticStreamMain} on node 1 of a static DECK run against
- * node 0. A scenario returns only if the stream was exactly what was sent; otherwise it throws
- * an assertion error or an IOException saying what differed.
+ * node 0, {@link RemoteStreamsMain} in one emulated host against the other. A scenario returns
+ * only if the stream was exactly what was sent; otherwise it throws an assertion error or an
+ * IOException saying what differed.
  */
 final class StreamScenarios {
 
     private static final Logger LOG = LoggerFactory.getLogger(StreamScenarios.class);
 
+    /** One scenario, as {@link #runEach} runs it. */
+    private interface Scenario {
+        void run() throws Exception;
+    }
+
+    private final InetAddress host;
     private final int port;
 
+    /** Scenarios against a server on this host. */
     StreamScenarios(int port) {
+        this(InetAddress.getLoopbackAddress(), port);
+    }
+
+    StreamScenarios(InetAddress host, int port) {
+        this.host = host;
         this.port = port;
+    }
+
+    /** The scenarios {@link #runEach} runs, in its order: its {@code OK} lines name them so. */
+    static final List<String> NAMES = List.of("random writes to the peer", "random writes from the peer",
+            "bulk SHA-256", "object graph", "close after flush", "close without flush", "available and skip");
+
+    /**
+     * Every scenario in turn, seeds from 21, random streams of {@code randomBytes} each way and a
+     * timed one of {@code bulkBytes} to the peer; prints {@code OK <name> in <s> s} for each
+     * (names: {@link #NAMES}), and a {@code THROUGHPUT} line for the timed one.
+     */
+    void runEach(PrintStream out, long randomBytes, long bulkBytes) throws Exception {
+        List<Scenario> each = List.of(
+                () -> randomWritesArriveIntactAtThePeer(21, randomBytes),
+                () -> randomWritesFromThePeerArriveIntact(22, randomBytes),
+                () -> out.printf("THROUGHPUT %d MiB to the peer with SHA-256: %.1f MB/s%n",
+                        bulkBytes >> 20, bulkSha256MegabytesPerSecond(23, bulkBytes)),
+                () -> objectGraphWithCyclesComesBackEqual(24),
+                () -> closeDeliversEveryByteThenEndOfStream(true, 25, (3 << 20) + 7),
+                () -> closeDeliversEveryByteThenEndOfStream(false, 26, (3 << 20) + 7),
+                () -> availableCountsReceivedBytesAndSkipSkipsExactly(27));
+        for (int i = 0; i < each.size(); i++) {
+            run(out, NAMES.get(i), each.get(i));
+        }
+    }
+
+    private static void run(PrintStream out, String name, Scenario scenario) throws Exception {
+        long start = System.nanoTime();
+        scenario.run();
+        out.printf("OK %s in %.2f s%n", name, (System.nanoTime() - start) / 1e9);
+        out.flush();
     }
 
     /** Random writes from here, random reads there; the peer answers the SHA-256 it computed. */
     void randomWritesArriveIntactAtThePeer(long seed, long total) throws IOException {
-        try (AldeiaSocket socket = PeerMain.request(port, Command.SINK, seed, total)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, Command.SINK, seed, total)) {
             PeerMain.sendToSink(socket, seed, total);
         }
     }
 
     /** Random writes there, random reads here, then the peer's close as end of stream. */
     void randomWritesFromThePeerArriveIntact(long seed, long total) throws IOException {
-        try (AldeiaSocket socket = PeerMain.request(port, Command.SOURCE, seed, total)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, Command.SOURCE, seed, total)) {
             StreamCheck.receive(socket.getInputStream(), seed, total);
             assertEquals(-1, socket.getInputStream().read(), "the peer closed after its digest");
         }
@@ -60,7 +107,7 @@ final class StreamScenarios {
     /** A graph with cycles and an {@code int[1_000_000]} through Object streams and back. */
     void objectGraphWithCyclesComesBackEqual(long seed) throws IOException, ClassNotFoundException {
         RingGraph sent = RingGraph.build(seed);
-        try (AldeiaSocket socket = PeerMain.request(port, Command.ECHO_OBJECT, 0, 0)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, Command.ECHO_OBJECT, 0, 0)) {
             ObjectOutputStream out = new ObjectOutputStream(socket.getOutputStream());
             out.writeObject(sent);
             out.flush();
@@ -72,7 +119,7 @@ final class StreamScenarios {
     /** Close flushes: with or without an explicit flush there, every byte arrives, then -1, twice. */
     void closeDeliversEveryByteThenEndOfStream(boolean flushFirst, long seed, long total) throws IOException {
         Command command = flushFirst ? Command.SOURCE_FLUSHED : Command.SOURCE;
-        try (AldeiaSocket socket = PeerMain.request(port, command, seed, total)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, command, seed, total)) {
             InputStream in = socket.getInputStream();
             StreamCheck.receive(in, seed, total);
             assertEquals(-1, in.read(), "read() after the last byte of a closed peer");
@@ -86,7 +133,7 @@ final class StreamScenarios {
      */
     void availableCountsReceivedBytesAndSkipSkipsExactly(long seed) throws IOException, InterruptedException {
         long total = 256 * 1024;
-        try (AldeiaSocket socket = PeerMain.request(port, Command.SOURCE_FLUSHED, seed, total)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, Command.SOURCE_FLUSHED, seed, total)) {
             InputStream in = socket.getInputStream();
             awaitAvailable(in);
             int available = in.available();

@@ -4,6 +4,8 @@ import java.io.BufferedReader;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,21 +19,22 @@ import org.aldeia.microvapi.PeerMain.Command;
  * with its own. Prints {@code STREAMING} once the first bytes went out, then {@code STREAM OK
  * <bytes>}, or {@code STREAM FAILED <exception>} (one line) and exits 1.
  *
- * <p>Arguments: port seed.
+ * <p>Arguments: port seed [host], the server's host (default: this one's loopback address).
  */
 public final class VictimClientMain {
 
     private VictimClientMain() {
     }
 
-    public static void main(String[] args) throws InterruptedException {
+    public static void main(String[] args) throws InterruptedException, UnknownHostException {
         int port = Integer.parseInt(args[0]);
         long seed = Long.parseLong(args[1]);
+        InetAddress host = args.length > 2 ? InetAddress.getByName(args[2]) : InetAddress.getLoopbackAddress();
         AtomicBoolean stop = new AtomicBoolean();
         Thread stdin = new Thread(() -> awaitStop(stop), "stdin");
         stdin.setDaemon(true);
         stdin.start();
-        try (AldeiaSocket socket = PeerMain.request(port, Command.VERIFY_UNTIL_END, seed, 0)) {
+        try (AldeiaSocket socket = PeerMain.request(host, port, Command.VERIFY_UNTIL_END, seed, 0)) {
             AtomicInteger blocks = new AtomicInteger();
             long sent = StreamCheck.sendUntil(socket, seed, () -> {
                 if (blocks.incrementAndGet() == 2) { // the first block went out

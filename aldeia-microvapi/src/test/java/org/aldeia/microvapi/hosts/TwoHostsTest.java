@@ -1,0 +1,170 @@
+package org.aldeia.microvapi.hosts;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.aldeia.deck.DeckSegments;
+import org.aldeia.deck.DeckSegments.Segment;
+import org.aldeia.microvapi.ChildJvm;
+import org.aldeia.microvapi.PeerMain;
+import org.aldeia.microvapi.RemoteStreamsMain;
+import org.aldeia.microvapi.VictimClientMain;
+import org.aldeia.microvapi.hosts.TwoHosts.Host;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+
+/**
+ * Aldeia between two emulated hosts ({@link TwoHosts}), with no configuration file: a
+ * {@link PeerMain} server in host A, a client in host B. Needs root (CI runs it as root);
+ * elsewhere every test is skipped with the reason. Each test checks afterwards that nothing of
+ * its hosts is left on this machine.
+ */
+@Timeout(value = 180, threadMode = ThreadMode.SEPARATE_THREAD)
+class TwoHostsTest {
+
+    private static final long MIB = 1 << 20;
+    /** The "Aldeia: using" INFO line of a JVM that chose nothing itself. */
+    private static final String AUTO = "Aldeia: using MicroVAPI over DECK dynamic/auto";
+    /** ss -i's count of a socket's retransmitted segments (now/in all), at least one in all. */
+    private static final Pattern RETRANSMITTED = Pattern.compile("retrans:\\d+/[1-9]");
+
+    /** Why hosts cannot be made here, asked once. */
+    private static Optional<String> unavailable;
+
+    /** Each test, not the class: Surefire reports a test skipped in @BeforeEach with the reason. */
+    @BeforeEach
+    void hostsCanBeMadeHere() {
+        if (unavailable == null) {
+            unavailable = TwoHosts.unavailable();
+        }
+        assumeTrue(unavailable.isEmpty(), () -> "two emulated hosts cannot be made here, so this test is skipped "
+                + "(it needs root and `ip netns`; CI runs it as root): " + unavailable.orElseThrow());
+    }
+
+    @Test
+    void betweenTwoHostsAutoPicksTcpAndStreamsArriveIntactBothWays() throws Exception {
+        List<Long> pids = new ArrayList<>();
+        String id;
+        try (TwoHosts hosts = TwoHosts.up()) {
+            id = hosts.id();
+            ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
+            pids.add(server.pid());
+            String port = server.awaitLine("PORT ");
+
+            // The server's DECK is up (its server socket started it): its segments are in A's
+            // /dev/shm alone, not in B's, not in this machine's (where other DECK processes may
+            // use the same names: DECK records its pid in each segment).
+            List<String> segmentsOfA = files(hosts.run(Host.A, "find", "/dev/shm", "-type", "f"));
+            assertFalse(segmentsOfA.isEmpty(), "DECK auto made no shared segment in host A; " + server.describe());
+            assertEquals(List.of(), files(hosts.run(Host.B, "find", "/dev/shm", "-type", "f")), "host B's /dev/shm");
+            assertEquals(List.of(), segmentsHereOf(pids), "host A's segments in this machine's /dev/shm");
+
+            // Random writes and reads each way, a timed bulk stream, objects, close and skip.
+            ChildJvm client = hosts.start(Host.B, List.of(), RemoteStreamsMain.class,
+                    Host.A.address(), port, Long.toString(8 * MIB), Long.toString(16 * MIB));
+            pids.add(client.pid());
+            assertEquals("OK", client.awaitLine("STREAMS "), client::describe);
+            assertEquals(0, client.waitFor(30), client::describe);
+
+            // Neither side was configured. The side that accepts decides (DECK auto): A finds
+            // B's boot id is another host's and answers with a tcp port, not shared memory; B
+            // then reaches A over tcp too, as between real hosts.
+            String serverLog = server.stderr(), clientLog = client.stderr();
+            assertTrue(serverLog.contains(AUTO) && clientLog.contains(AUTO), serverLog + clientLog);
+            assertTrue(route(Host.B, "another host").matcher(serverLog).find(), "host A's route to B:\n" + serverLog);
+            assertTrue(route(Host.A, "the peer offers no shared memory").matcher(clientLog).find(),
+                    "host B's route to A:\n" + clientLog);
+        }
+        assertEquals(List.of(), TwoHosts.leftovers(id, pids), "left of run " + id);
+        assertEquals(List.of(), segmentsHereOf(pids), "the hosts' segments in this machine's /dev/shm after the run");
+    }
+
+    @Test
+    void partitionCutsTheLinkAndAfterHealAnOpenConnectionFinishesIntact() throws Exception {
+        List<Long> pids = new ArrayList<>();
+        String id;
+        try (TwoHosts hosts = TwoHosts.up()) {
+            id = hosts.id();
+            ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
+            pids.add(server.pid());
+            String port = server.awaitLine("PORT ");
+            // B streams to A, and A checks every byte, until told to stop.
+            ChildJvm client = hosts.start(Host.B, List.of(), VictimClientMain.class, port, "41", Host.A.address());
+            pids.add(client.pid());
+            client.awaitLine("STREAMING");
+
+            // Port 9 of A has no listener: a connection there is refused while the link is
+            // up, and cannot even leave B while it is cut.
+            String connectToA = "exec 3<>/dev/tcp/" + Host.A.address() + "/9";
+            hosts.partition();
+            IOException cut = assertThrows(IOException.class, () -> hosts.run(Host.B, "bash", "-c", connectToA));
+            assertTrue(cut.getMessage().contains("Network is unreachable"), cut.getMessage());
+            Thread.sleep(2000); // the open connection's packets are dropped meanwhile
+            hosts.heal();
+            IOException refused = assertThrows(IOException.class, () -> hosts.run(Host.B, "bash", "-c", connectToA));
+            assertTrue(refused.getMessage().contains("Connection refused"), refused.getMessage());
+
+            // The connection DECK streams on from B to A retransmits what the cut dropped (at
+            // its next timeout, up to a few seconds after the heal).
+            String sockets = "";
+            for (long deadline = System.nanoTime() + 15_000_000_000L; System.nanoTime() < deadline; Thread.sleep(200)) {
+                sockets = hosts.run(Host.B, "ss", "-tin", "dst", Host.A.address());
+                if (RETRANSMITTED.matcher(sockets).find()) {
+                    break;
+                }
+            }
+            assertTrue(RETRANSMITTED.matcher(sockets).find(), "B's TCP sockets to A after the cut:\n" + sockets);
+
+            // The stream goes on, and A has verified every byte B sent, before, during and after
+            // the cut.
+            client.send("STOP");
+            String end = client.awaitLine("STREAM ");
+            assertTrue(end.startsWith("OK "), end + "; " + client.describe() + "\nserver: " + server.describe());
+            assertEquals(0, client.waitFor(30), client::describe);
+
+        }
+        assertEquals(List.of(), TwoHosts.leftovers(id, pids), "left of run " + id);
+    }
+
+    @Test
+    void aRunWhoseOwnerHasGoneIsRemovedByTheNextUp() throws Exception {
+        Process owner = new ProcessBuilder("sleep", "600").start();
+        String stale;
+        try {
+            stale = TwoHosts.script("up", "--owner", Long.toString(owner.pid())).strip();
+            assertTrue(TwoHosts.script("list").contains(stale), "the run is listed while its owner lives");
+        } finally {
+            owner.destroyForcibly().waitFor(); // as a test JVM killed before its close
+        }
+        assertFalse(TwoHosts.leftovers(stale, List.of()).isEmpty(), "the run outlives its owner until the next up");
+        try (TwoHosts next = TwoHosts.up()) {
+            assertEquals(List.of(), TwoHosts.leftovers(stale, List.of()), "left of the stale run " + stale);
+            assertFalse(TwoHosts.leftovers(next.id(), List.of()).isEmpty(), "the new run exists");
+        }
+    }
+
+    /** The INFO line of a JVM that reaches {@code peer} over tcp, for {@code reason}. */
+    private static Pattern route(Host peer, String reason) {
+        return Pattern.compile("Aldeia peer " + Pattern.quote(peer.address()) + " \\(DECK node \\d+\\): tcp \\("
+                + Pattern.quote(reason) + "\\)");
+    }
+
+    private static List<String> files(String listing) {
+        return listing.lines().filter(line -> !line.isBlank()).sorted().toList();
+    }
+
+    /** The segments in this machine's /dev/shm made by one of {@code pids}. */
+    private static List<Segment> segmentsHereOf(List<Long> pids) throws IOException {
+        return DeckSegments.all().stream().filter(segment -> pids.contains(segment.ownerPid())).toList();
+    }
+}
