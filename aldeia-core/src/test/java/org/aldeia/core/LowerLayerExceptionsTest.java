@@ -74,7 +74,7 @@ class LowerLayerExceptionsTest {
     private static AldeiaSocket socketOver(Channel channel) throws IOException {
         AldeiaSocket socket = new AldeiaSocket(TestEnvironments.inMemory());
         InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 1);
-        socket.attachAccepted(channel, new BufferSizes(new EndpointSizes(8192, 2), 1024), loopback, loopback);
+        socket.attachAccepted(channel, new BufferSizes(new EndpointSizes(8192, 2, 1 << 16), 1024), loopback, loopback);
         return socket;
     }
 
