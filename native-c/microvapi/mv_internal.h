@@ -243,6 +243,7 @@ struct mv_qp {
     struct mv_side  sq, rq;
     /* send window, guarded by sq.lock: payload bytes posted, and the edge the peer allows */
     uint32_t        sent, send_edge;
+    int             eos_sent;      /* a zero-length send (end of stream) went: an orderly end */
     /* a window the peer announced before this side connected (its connect raced ours) */
     int             early_set;
     uint32_t        early_id, early_qp, early_edge;

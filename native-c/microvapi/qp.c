@@ -18,8 +18,9 @@
  *  - every signalled request gets its own completion (the thesis returned only the latest one
  *    and dropped the earlier ones), and failures are reported even for unsignalled sends;
  *  - errors are reported: a lost peer completes requests with VAPI_REM_ABORT_ERR (the engine
- *    watches the peers' lives), a peer that destroyed its QP with data unread answers with a
- *    reset (VAPI_REM_ABORT_ERR too), destroying the QP completes outstanding ones with
+ *    watches the peers' lives), a peer that destroyed its QP with data unread or without its end
+ *    of stream answers with a reset (VAPI_REM_ABORT_ERR too), destroying the QP completes
+ *    outstanding ones with
  *    VAPI_WR_FLUSH_ERR;
  *  - no thread hand-off on the small-message path: a send that finds its queue empty and the
  *    window open is posted to DECK by the caller, and a reader polling the receive CQ
@@ -220,19 +221,25 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
     return ret;
 }
 
-/* Tells the peer that this QP is gone when it goes with data unread (TCP's reset on close):
- * its writer learns now instead of filling a window nobody will read. */
-static void reset_peer_if_unread(struct mv_qp *qp)
+/* Tells the peer that this QP is gone unless it ended in order (TCP's reset): when it goes
+ * without having sent its end of stream (a close that aborts, or one behind a blocked writer)
+ * or with data unread. Its reader and writer learn now instead of waiting for bytes that will
+ * never come or filling a window nobody reads. Not to a peer that is gone or reset us. */
+static void reset_peer_unless_orderly(struct mv_qp *qp)
 {
+    pthread_mutex_lock(&qp->sq.lock);
+    int ended = qp->eos_sent;
+    pthread_mutex_unlock(&qp->sq.lock);
     pthread_mutex_lock(&qp->rq.lock);
-    int unread = qp->rx_head != NULL && !qp->rq_failed_status;
+    int abortive = (qp->rx_head != NULL || !ended) && !qp->rq_failed_status;
     pthread_mutex_unlock(&qp->rq.lock);
-    deck_msg_t *m = unread && __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE) ? mv_engine_scratch() : NULL;
+    struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
+    deck_msg_t *m = abortive && peer ? mv_engine_scratch() : NULL;
     if (!m)
         return;
     struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num, .kind = MV_WIRE_RESET };
     mv_wire_start(m, &h);
-    mv_engine_post(qp->peer, m);   /* best effort: a peer that is gone needs no reset */
+    mv_engine_post(peer, m);   /* best effort: a peer that is gone needs no reset */
 }
 
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
@@ -257,7 +264,7 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     obj->rq.stopping = 1;
     pthread_mutex_unlock(&obj->rq.lock);
     mv_engine_remove_qp(obj);
-    reset_peer_if_unread(obj);
+    reset_peer_unless_orderly(obj);
     mv_reg_remove(qp);   /* posts already inside finish first; their requests get flushed */
     VAPI_cq_hndl_t sq_cq = obj->sq.cq_hndl, rq_cq = obj->rq.cq_hndl;
     qp_free(obj);

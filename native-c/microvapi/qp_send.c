@@ -78,8 +78,10 @@ static void report_locked(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t
         } else {
             silent++;
         }
-        if (rc == DECK_OK)
+        if (rc == DECK_OK) {
             qp->sent += list[i].len;
+            qp->eos_sent |= list[i].len == 0;
+        }
     }
     if (silent)
         mv_cq_unreserve(side->cq, silent);

@@ -318,12 +318,14 @@ public class AldeiaSocket extends Socket {
 
     /**
      * Closes the channel, which first delivers every posted write and then tells the peer that
-     * no more bytes follow; aborts a connect in progress. Idempotent.
+     * no more bytes follow (with SO_LINGER 0: resets the connection, as TCP does, the peer's
+     * reads and writes fail with "connection reset"); aborts a connect in progress. Idempotent.
      */
     @Override
     public void close() throws IOException {
         ChannelRelease toRelease;
         SocketChannel toAbort;
+        boolean abortive = options.get(StandardSocketOptions.SO_LINGER) == 0;   // TCP's reset
         synchronized (stateLock) {
             if (closed) {
                 return;
@@ -337,7 +339,7 @@ public class AldeiaSocket extends Socket {
                 toAbort.close();
             }
             if (toRelease != null) {
-                toRelease.release();
+                toRelease.release(abortive);
             }
         } catch (IOException e) {
             throw JavaNetExceptions.of(e);

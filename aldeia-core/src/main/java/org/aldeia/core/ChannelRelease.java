@@ -57,11 +57,19 @@ final class ChannelRelease implements Runnable {
         return release;
     }
 
-    /** The explicit close: closes the channel now and reports its failure. */
-    void release() throws IOException {
+    /**
+     * The explicit close: closes the channel now and reports its failure.
+     *
+     * @param abortive SO_LINGER was 0: the peer gets a reset instead of the end of stream
+     */
+    void release(boolean abortive) throws IOException {
         if (released.compareAndSet(false, true)) {
             try {
-                channel.close();
+                if (abortive) {
+                    channel.abort();
+                } else {
+                    channel.close();
+                }
             } finally {
                 open.remove(this);
                 closed.countDown();

@@ -90,11 +90,26 @@ public final class QueuePairChannel implements Channel {
      */
     @Override
     public void close() throws IOException {
+        close(false);
+    }
+
+    /**
+     * Destroys the queue pair without the end of stream: the library tells the peer that the
+     * connection was reset (a queue pair destroyed before its end of stream went).
+     */
+    @Override
+    public void abort() throws IOException {
+        close(true);
+    }
+
+    private void close(boolean abortive) throws IOException {
         if (!closing.compareAndSet(false, true)) {
             return;
         }
         try {
-            send.shutdownForClose();
+            if (!abortive) {
+                send.shutdownForClose();
+            }
         } catch (IOException e) {
             LOG.debug("end-of-stream not delivered while closing queue pair {}: {}", pair.qpNum(), e.getMessage());
         }

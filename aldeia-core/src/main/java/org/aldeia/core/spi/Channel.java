@@ -51,4 +51,13 @@ public interface Channel extends Closeable {
      */
     @Override
     void close() throws IOException;
+
+    /**
+     * An abortive close (SO_LINGER 0, TCP's reset): as {@link #close()}, but without the end of
+     * stream, and the peer's reads and writes fail with "connection reset" instead of a -1. A
+     * channel that cannot tell its peer apart closes as usual.
+     */
+    default void abort() throws IOException {
+        close();
+    }
 }

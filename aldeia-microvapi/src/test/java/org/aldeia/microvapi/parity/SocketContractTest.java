@@ -13,7 +13,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -280,15 +279,30 @@ class SocketContractTest {
     }
 
     /**
-     * A writer blocked because the peer reads nothing gets java.net's "Socket closed" when another
-     * thread closes the socket, never an exception of a layer below. Not yet over Aldeia, where
-     * the native layers lack what this needs: over DECK's shared memory, VAPI_destroy_qp waits
-     * for the writer's post, which waits in DECK for room the peer never makes, so close hangs;
-     * over DECK tcp, the writer never blocks (gigabytes are taken for a peer that reads nothing).
+     * SO_LINGER 0 makes close abortive (TCP's reset): the peer reads what was sent before, then
+     * its read fails with a SocketException instead of ending with -1.
+     */
+    @ForEachKind
+    void closeWithSoLingerZeroResetsTheConnection(SocketKind kind) throws Exception {
+        try (FarEndProcess.Request drain = farEnd(kind).listen(DRAIN)) {
+            Socket socket = kind.connectedSocket(LOOPBACK, drain.port());
+            OutputStream out = socket.getOutputStream();
+            out.write(new byte[1000]);
+            out.flush();
+            Thread.sleep(SHORT_TIMEOUT_MILLIS);   // the far end has read them before the reset
+            socket.setSoLinger(true, 0);
+            socket.close();
+            assertEquals("read 1000 then SocketException", drain.outcome());
+        }
+    }
+
+    /**
+     * A writer blocked because the peer reads nothing (its window and the writer's ring full)
+     * gets java.net's "Socket closed" when another thread closes the socket, never an exception
+     * of a layer below.
      */
     @ForEachKind
     void closeFromAnotherThreadEndsABlockedWriteWithSocketException(SocketKind kind) throws Exception {
-        assumeFalse(kind.connectsOverAldeia(), "a post blocked in DECK is not ended by close (native layers)");
         try (FarEndProcess.Request stall = farEnd(kind).listen(STALL);
                 Socket socket = kind.connectedSocket(LOOPBACK, stall.port())) {
             OutputStream out = socket.getOutputStream();
