@@ -27,7 +27,7 @@ public final class ManySocketsMain {
             System.out.println("PORT " + server.getLocalPort());
             System.out.flush();
             while (sockets.size() < count) {
-                sockets.add((AldeiaSocket) server.accept());
+                sockets.add(server.accept());
             }
         }
         System.out.println("ACCEPTED");

@@ -1,5 +1,6 @@
 package org.aldeia.microvapi;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.AldeiaSocket;
+import org.aldeia.deck.DeckSegments;
 import org.aldeia.microvapi.PeerMain.Command;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,8 +26,11 @@ import org.slf4j.LoggerFactory;
  * read, in a write whose ring is full, in a flush: the blocked call fails with an IOException, a
  * killed peer within 2 s, a stopped one within the peer timeout (peer_timeout) and 2 s, never a
  * hang. The peer holds its connection without reading or writing (a stalled application), so
- * nothing but the peer's fate can end the call. Run on the transport this JVM's configuration
- * selects (shared memory with none; tcp in the parity-deck-tcp execution).
+ * nothing but the peer's fate can end the call. Afterwards this JVM's threads, descriptors,
+ * segments and listening ports are what they were with the connection open, and a killed
+ * peer's shared segments are gone within a minute (this JVM's engine reclaims them). Run on the
+ * transport this JVM's configuration selects (shared memory with none; tcp in the
+ * parity-deck-tcp execution).
  */
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
 class PeerFaultTest {
@@ -48,14 +53,19 @@ class PeerFaultTest {
         }
     }
 
-    private AldeiaSocket holdingPeer() throws IOException {
+    /** Starts the peer JVM (with this JVM's configuration) and returns its port. */
+    private int startPeer() throws IOException {
         List<String> options = new ArrayList<>();
         String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
         if (configuration != null) {
             options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
         }
         child = ChildJvm.start(options, PeerMain.class);
-        int port = Integer.parseInt(child.awaitLine("PORT "));
+        return Integer.parseInt(child.awaitLine("PORT "));
+    }
+
+    private AldeiaSocket holdingPeer() throws IOException {
+        int port = startPeer();
         AldeiaSocket socket = PeerMain.request(port, Command.HOLD, 1, 0);
         socket.getOutputStream().flush();   // the header is with the peer: it holds from now on
         return socket;
@@ -104,9 +114,65 @@ class PeerFaultTest {
         void run() throws Exception;
     }
 
+    /**
+     * This JVM is back where it was with the connection open (the engine was up by then), and
+     * the dead peer's segments are gone within a minute.
+     */
+    private void assertBackToBaseline(ProcessResources baseline, long deadPid) throws Exception {
+        long self = ProcessHandle.current().pid();
+        assertEquals(baseline, ProcessResources.settled(self, baseline, 10_000), "this JVM after the fault and close");
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!DeckSegments.ownedBy(deadPid).isEmpty() && System.nanoTime() - end < 0) {
+            Thread.sleep(500);
+        }
+        assertTrue(DeckSegments.ownedBy(deadPid).isEmpty(), "segments of the killed peer left: "
+                + DeckSegments.ownedBy(deadPid));
+    }
+
+    /**
+     * A stopped process delays no connection between others: this JVM holds a connection to a
+     * peer that is then stopped, and a new connection to another JVM connects and carries a
+     * stream at once (a process's mailbox is looked up at that process alone).
+     */
+    @Test
+    void aStoppedPeerDelaysNoConnectionToAnotherJvm() throws Exception {
+        try (AldeiaSocket held = holdingPeer()) {
+            signal("STOP");
+            List<String> options = new ArrayList<>();
+            String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
+            if (configuration != null) {
+                options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
+            }
+            try (ChildJvm other = ChildJvm.start(options, PeerMain.class)) {
+                int port = Integer.parseInt(other.awaitLine("PORT "));
+                long start = System.nanoTime();
+                try (AldeiaSocket socket = PeerMain.request(port, Command.SINK, 21, 1 << 20)) {
+                    PeerMain.sendToSink(socket, 21, 1 << 20);
+                }
+                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                LOG.info("with a stopped peer, a connection to another JVM and 1 MiB took {} ms", millis);
+                assertTrue(millis < KILL_BOUND_MILLIS, "a connection beside a stopped peer took " + millis + " ms");
+            }
+        }
+    }
+
+    /** The peer is stopped first, so the connect is sure to be inside its bootstrap when it dies. */
+    @Test
+    void aConnectToAPeerKilledDuringItsBootstrapFails() throws Exception {
+        int port = startPeer();
+        signal("STOP");
+        failsAfter(() -> new AldeiaSocket(java.net.InetAddress.getLoopbackAddress(), port).close(),
+                "connect, peer killed in its bootstrap", () -> {
+                    child.kill();
+                    stopped = false;
+                }, KILL_BOUND_MILLIS);
+    }
+
     @Test
     void aReadBlockedOnAKilledPeerFails() throws Exception {
+        ProcessResources baseline;
         try (AldeiaSocket socket = holdingPeer()) {
+            baseline = ProcessResources.of(ProcessHandle.current().pid());
             InputStream in = socket.getInputStream();
             failsAfter(() -> {
                 if (in.read() < 0) {
@@ -114,6 +180,7 @@ class PeerFaultTest {
                 }
             }, "read, peer killed", child::kill, KILL_BOUND_MILLIS);
         }
+        assertBackToBaseline(baseline, child.pid());
     }
 
     @Test

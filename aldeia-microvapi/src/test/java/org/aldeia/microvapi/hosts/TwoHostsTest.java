@@ -32,6 +32,10 @@ import org.junit.jupiter.api.Timeout.ThreadMode;
 @Timeout(value = 180, threadMode = ThreadMode.SEPARATE_THREAD)
 class TwoHostsTest {
 
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TwoHostsTest.class);
+    /** peer_timeout's default: neither JVM has a configuration file. */
+    private static final long PEER_TIMEOUT_MILLIS = 10_000;
+
     private static final long MIB = 1 << 20;
     /** The "Aldeia: using" INFO line of a JVM that chose nothing itself. */
     private static final String AUTO = "Aldeia: using MicroVAPI over DECK dynamic/auto";
@@ -132,6 +136,44 @@ class TwoHostsTest {
             assertTrue(end.startsWith("OK "), end + "; " + client.describe() + "\nserver: " + server.describe());
             assertEquals(0, client.waitFor(30), client::describe);
 
+        }
+        assertEquals(List.of(), TwoHosts.leftovers(id, pids), "left of run " + id);
+    }
+
+    /**
+     * A partition longer than the peer timeout (peer_timeout, 10 s) fails the connection at
+     * both ends with an IOException, within that timeout and a few seconds: the writer in B, and
+     * the reader in A, neither of which can tell a cut link from a slow peer before then.
+     */
+    @Test
+    void aPartitionLongerThanThePeerTimeoutFailsBothEnds() throws Exception {
+        List<Long> pids = new ArrayList<>();
+        String id;
+        try (TwoHosts hosts = TwoHosts.up()) {
+            id = hosts.id();
+            ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
+            pids.add(server.pid());
+            String port = server.awaitLine("PORT ");
+            ChildJvm client = hosts.start(Host.B, List.of(), VictimClientMain.class, port, "43", Host.A.address());
+            pids.add(client.pid());
+            client.awaitLine("STREAMING");
+            long cut = System.nanoTime();
+            hosts.partition();
+            String end = client.awaitLine("STREAM ");
+            long clientMillis = (System.nanoTime() - cut) / 1_000_000;
+            assertTrue(end.startsWith("FAILED ") && end.contains("Exception"), end);
+            long serverMillis;
+            while (!server.stderr().contains(" failed")) {
+                assertTrue(System.nanoTime() - cut < 30_000_000_000L, "the server's socket did not fail: " + server.describe());
+                Thread.sleep(100);
+            }
+            serverMillis = (System.nanoTime() - cut) / 1_000_000;
+            LOG.info("partition: the writer in B failed after {} ms ({}), the reader in A after about {} ms",
+                    clientMillis, end, serverMillis);
+            assertTrue(clientMillis < PEER_TIMEOUT_MILLIS + 5000, "the writer failed after " + clientMillis + " ms");
+            assertTrue(serverMillis < PEER_TIMEOUT_MILLIS + 5000, "the reader failed after " + serverMillis + " ms");
+            hosts.heal();
+            assertEquals(1, client.waitFor(30), client::describe);
         }
         assertEquals(List.of(), TwoHosts.leftovers(id, pids), "left of run " + id);
     }
