@@ -133,20 +133,7 @@ static int many_node(int id, int n, void *arg)
         VOK(VAPI_create_qp(hca, &init, &qps[i], &prop));
         nums[i] = prop.qp_num;
     }
-    /* the bootstrap: every qp_num in one DECK message each way */
-    char name[32];
-    deck_mbox_t mine, theirs;
-    deck_msg_t msg;
-    snprintf(name, sizeof name, "many-%d", id);
-    CHECK_OK(deck_mbox_create(&mine, name));
-    snprintf(name, sizeof name, "many-%d", 1 - id);
-    CHECK_OK(deck_mbox_clone(&theirs, name));
-    CHECK_OK(deck_msg_create(&msg, PAIRS * sizeof(unsigned) + 64));
-    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, nums, PAIRS));
-    CHECK_OK(deck_mbox_post(&theirs, &msg));
-    CHECK_OK(deck_msg_clear(&msg));
-    CHECK_OK(deck_mbox_retrv(&mine, &msg));
-    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, nums, PAIRS));
+    exchange_uints(id, "many", nums, PAIRS);   /* the bootstrap: every qp_num each way */
     CHECK_OK(deck_barrier());
     threads_before = threads_now();   /* DECK, the engine and the connection to the peer are up */
     for (int i = 0; i < PAIRS; i++) {
@@ -188,9 +175,6 @@ static int many_node(int id, int n, void *arg)
     VOK(VAPI_destroy_cq(hca, scq));
     VOK(VAPI_destroy_cq(hca, rcq));
     VOK(EVAPI_release_hca_hndl(hca));
-    CHECK_OK(deck_msg_destroy(&msg));
-    CHECK_OK(deck_mbox_destroy(&theirs));
-    CHECK_OK(deck_mbox_destroy(&mine));
     free(qps); free(nums); free(in); free(out);
     return 0;
 }

@@ -42,32 +42,33 @@ void close_rest(struct conn *c)
     VOK(EVAPI_release_hca_hndl(c->hca));
 }
 
-/* Through a pair of DECK mailboxes. */
-void exchange(int id, const struct conn *c, uint32_t *peer_qp, uint32_t *peer_id)
+void exchange_uints(int id, const char *tag, unsigned *values, int n)
 {
     char name[32];
     deck_mbox_t mine, theirs;
     deck_msg_t msg;
-    snprintf(name, sizeof name, "boot-%d", id);
+    snprintf(name, sizeof name, "%s-%d", tag, id);
     CHECK_OK(deck_mbox_create(&mine, name));
-    snprintf(name, sizeof name, "boot-%d", 1 - id);
+    snprintf(name, sizeof name, "%s-%d", tag, 1 - id);
     CHECK_OK(deck_mbox_clone(&theirs, name));
-    CHECK_OK(deck_msg_create(&msg, 64));
-    VAPI_hca_port_t port;
-    VOK(VAPI_query_hca_port_prop(c->hca, 1, &port));
-    CHECK(port.lid == (uint16_t)id);
-    unsigned qp_num = c->prop.qp_num, node = (unsigned)deck_node();
-    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, &qp_num, 1));
-    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, &node, 1));
+    CHECK_OK(deck_msg_create(&msg, (unsigned long)n * sizeof *values + 64));
+    CHECK_OK(deck_msg_pack(&msg, DECK_UINT, values, n));
     CHECK_OK(deck_mbox_post(&theirs, &msg));
     CHECK_OK(deck_msg_clear(&msg));
     CHECK_OK(deck_mbox_retrv(&mine, &msg));
-    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, &qp_num, 1));
-    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, &node, 1));
-    *peer_qp = qp_num;
-    *peer_id = node;
+    CHECK_OK(deck_msg_unpack(&msg, DECK_UINT, values, n));
     CHECK_OK(deck_msg_destroy(&msg));
     CHECK_OK(deck_mbox_destroy(&theirs));
     CHECK_OK(deck_mbox_destroy(&mine));
 }
 
+void exchange(int id, const struct conn *c, uint32_t *peer_qp, uint32_t *peer_id)
+{
+    VAPI_hca_port_t port;
+    VOK(VAPI_query_hca_port_prop(c->hca, 1, &port));
+    CHECK(port.lid == (uint16_t)id);
+    unsigned pair[2] = { c->prop.qp_num, (unsigned)deck_node() };
+    exchange_uints(id, "boot", pair, 2);
+    *peer_qp = pair[0];
+    *peer_id = pair[1];
+}

@@ -37,5 +37,8 @@ void close_rest(struct conn *c);
 /* Aldeia's bootstrap step: hand (qp_num, DECK id) to the other node of a 2-node run and get
  * its pair back. */
 void exchange(int id, const struct conn *c, uint32_t *peer_qp, uint32_t *peer_id);
+/* Hands values[0..n) to the other node of a 2-node run (through DECK mailboxes named after
+ * tag) and replaces them with the other node's. */
+void exchange_uints(int id, const char *tag, unsigned *values, int n);
 
 #endif

@@ -35,6 +35,13 @@ public final class ChildJvm implements AutoCloseable {
     }
 
     /** Starts {@code mainClass}; its stderr goes to target/child-jvms/, kept for a failure's post-mortem. */
+    /** JVM options that give a child this JVM's configuration file, if it has one. */
+    public static List<String> thisJvmsConfiguration() {
+        String configuration = System.getProperty(org.aldeia.core.AldeiaConfiguration.PROPERTY);
+        return configuration == null ? new ArrayList<>()
+                : new ArrayList<>(List.of("-D" + org.aldeia.core.AldeiaConfiguration.PROPERTY + "=" + configuration));
+    }
+
     public static ChildJvm start(List<String> jvmOptions, Class<?> mainClass, String... args) throws IOException {
         return start(List.of(), jvmOptions, mainClass, args);
     }

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
-import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.AldeiaSocket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -32,11 +31,8 @@ class ManySocketsTest {
 
     @Test
     void tenThousandSocketsAtOnceEachUsableWithoutAThreadOrDescriptorEach() throws Exception {
-        List<String> options = new ArrayList<>(List.of("-Xss256k"));
-        String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
-        if (configuration != null) {
-            options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
-        }
+        List<String> options = ChildJvm.thisJvmsConfiguration();
+        options.add("-Xss256k");
         try (ChildJvm child = ChildJvm.start(options, ManySocketsMain.class, Integer.toString(SOCKETS))) {
             int port = Integer.parseInt(child.awaitLine("PORT "));
             List<AldeiaSocket> sockets = new ArrayList<>(SOCKETS);

@@ -1,12 +1,10 @@
 package org.aldeia.microvapi;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.AldeiaConfiguration;
@@ -55,12 +53,7 @@ class PeerFaultTest {
 
     /** Starts the peer JVM (with this JVM's configuration) and returns its port. */
     private int startPeer() throws IOException {
-        List<String> options = new ArrayList<>();
-        String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
-        if (configuration != null) {
-            options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
-        }
-        child = ChildJvm.start(options, PeerMain.class);
+        child = ChildJvm.start(ChildJvm.thisJvmsConfiguration(), PeerMain.class);
         return Integer.parseInt(child.awaitLine("PORT "));
     }
 
@@ -120,7 +113,11 @@ class PeerFaultTest {
      */
     private void assertBackToBaseline(ProcessResources baseline, long deadPid) throws Exception {
         long self = ProcessHandle.current().pid();
-        assertEquals(baseline, ProcessResources.settled(self, baseline, 10_000), "this JVM after the fault and close");
+        // at most the baseline: the dead child's pipes to this JVM were counted in it
+        ProcessResources now = ProcessResources.settled(self, baseline, 10_000);
+        assertTrue(now.threads() <= baseline.threads() && now.descriptors() <= baseline.descriptors()
+                && now.segments() == baseline.segments() && now.listeningPorts().equals(baseline.listeningPorts()),
+                "this JVM after the fault and close: " + now + ", with the connection open: " + baseline);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!DeckSegments.ownedBy(deadPid).isEmpty() && System.nanoTime() - end < 0) {
             Thread.sleep(500);
@@ -138,12 +135,7 @@ class PeerFaultTest {
     void aStoppedPeerDelaysNoConnectionToAnotherJvm() throws Exception {
         try (AldeiaSocket held = holdingPeer()) {
             signal("STOP");
-            List<String> options = new ArrayList<>();
-            String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
-            if (configuration != null) {
-                options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
-            }
-            try (ChildJvm other = ChildJvm.start(options, PeerMain.class)) {
+            try (ChildJvm other = ChildJvm.start(ChildJvm.thisJvmsConfiguration(), PeerMain.class)) {
                 int port = Integer.parseInt(other.awaitLine("PORT "));
                 long start = System.nanoTime();
                 try (AldeiaSocket socket = PeerMain.request(port, Command.SINK, 21, 1 << 20)) {

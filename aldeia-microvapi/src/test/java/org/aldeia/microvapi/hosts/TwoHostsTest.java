@@ -93,19 +93,30 @@ class TwoHostsTest {
         assertEquals(List.of(), segmentsHereOf(pids), "the hosts' segments in this machine's /dev/shm after the run");
     }
 
+    private record Streaming(ChildJvm server, ChildJvm client) {
+    }
+
+    /** A server in A and a client in B that streams to it, A checking every byte, until told to stop. */
+    private static Streaming streamFromBToA(TwoHosts hosts, List<Long> pids, int seed) throws Exception {
+        ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
+        pids.add(server.pid());
+        String port = server.awaitLine("PORT ");
+        ChildJvm client = hosts.start(Host.B, List.of(), VictimClientMain.class, port, Integer.toString(seed),
+                Host.A.address());
+        pids.add(client.pid());
+        client.awaitLine("STREAMING");
+        return new Streaming(server, client);
+    }
+
     @Test
     void partitionCutsTheLinkAndAfterHealAnOpenConnectionFinishesIntact() throws Exception {
         List<Long> pids = new ArrayList<>();
         String id;
         try (TwoHosts hosts = TwoHosts.up()) {
             id = hosts.id();
-            ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
-            pids.add(server.pid());
-            String port = server.awaitLine("PORT ");
-            // B streams to A, and A checks every byte, until told to stop.
-            ChildJvm client = hosts.start(Host.B, List.of(), VictimClientMain.class, port, "41", Host.A.address());
-            pids.add(client.pid());
-            client.awaitLine("STREAMING");
+            Streaming streaming = streamFromBToA(hosts, pids, 41);
+            ChildJvm server = streaming.server();
+            ChildJvm client = streaming.client();
 
             // Port 9 of A has no listener: a connection there is refused while the link is
             // up, and cannot even leave B while it is cut.
@@ -151,12 +162,9 @@ class TwoHostsTest {
         String id;
         try (TwoHosts hosts = TwoHosts.up()) {
             id = hosts.id();
-            ChildJvm server = hosts.start(Host.A, List.of(), PeerMain.class);
-            pids.add(server.pid());
-            String port = server.awaitLine("PORT ");
-            ChildJvm client = hosts.start(Host.B, List.of(), VictimClientMain.class, port, "43", Host.A.address());
-            pids.add(client.pid());
-            client.awaitLine("STREAMING");
+            Streaming streaming = streamFromBToA(hosts, pids, 43);
+            ChildJvm server = streaming.server();
+            ChildJvm client = streaming.client();
             long cut = System.nanoTime();
             hosts.partition();
             String end = client.awaitLine("STREAM ");

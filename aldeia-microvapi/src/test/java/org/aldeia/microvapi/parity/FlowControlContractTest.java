@@ -11,8 +11,6 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.util.EnumMap;
-import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,7 +51,7 @@ class FlowControlContractTest {
 
     /** Tells the writer thread to stop after the write it is in. */
     private static final java.util.concurrent.atomic.AtomicBoolean STOP = new java.util.concurrent.atomic.AtomicBoolean();
-    private static final Map<SocketKind, FarEndProcess> FAR_ENDS = new EnumMap<>(SocketKind.class);
+    private static final FarEnds FAR_ENDS = new FarEnds();
     private static long loopbackTcpAbsorbs;
 
     static java.util.stream.Stream<SocketKind> kinds() {
@@ -71,20 +69,12 @@ class FlowControlContractTest {
     }
 
     @AfterAll
-    static synchronized void stopFarEnds() throws InterruptedException {
-        for (FarEndProcess farEnd : FAR_ENDS.values()) {
-            farEnd.close();
-        }
-        FAR_ENDS.clear();
+    static void stopFarEnds() throws InterruptedException {
+        FAR_ENDS.stopAll();
     }
 
-    private static synchronized FarEndProcess farEnd(SocketKind kind) throws IOException {
-        FarEndProcess farEnd = FAR_ENDS.get(kind);
-        if (farEnd == null) {
-            farEnd = FarEndProcess.start(kind);
-            FAR_ENDS.put(kind, farEnd);
-        }
-        return farEnd;
+    private static FarEndProcess farEnd(SocketKind kind) throws IOException {
+        return FAR_ENDS.of(kind);
     }
 
     static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> kindsAndSizes() {

@@ -32,9 +32,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.FutureTask;
@@ -72,7 +70,7 @@ class SocketContractTest {
     /** How long a blocked call may take to notice a close and still count as prompt. */
     private static final long PROMPT_SECONDS = 2;
 
-    private static final Map<SocketKind, FarEndProcess> FAR_ENDS = new EnumMap<>(SocketKind.class);
+    private static final FarEnds FAR_ENDS = new FarEnds();
 
     static Stream<SocketKind> kinds() {
         return Arrays.stream(System.getProperty(KINDS_PROPERTY, "JDK,ALDEIA").split(","))
@@ -83,21 +81,13 @@ class SocketContractTest {
         return kinds().flatMap(kind -> Stream.of(Arguments.of(kind, 0), Arguments.of(kind, 30_000)));
     }
 
-    private static synchronized FarEndProcess farEnd(SocketKind kind) throws IOException {
-        FarEndProcess farEnd = FAR_ENDS.get(kind);
-        if (farEnd == null) {
-            farEnd = FarEndProcess.start(kind);
-            FAR_ENDS.put(kind, farEnd);
-        }
-        return farEnd;
+    private static FarEndProcess farEnd(SocketKind kind) throws IOException {
+        return FAR_ENDS.of(kind);
     }
 
     @AfterAll
-    static synchronized void stopFarEnds() throws InterruptedException {
-        for (FarEndProcess farEnd : FAR_ENDS.values()) {
-            farEnd.close();
-        }
-        FAR_ENDS.clear();
+    static void stopFarEnds() throws InterruptedException {
+        FAR_ENDS.stopAll();
     }
 
     // ---- connect ----
