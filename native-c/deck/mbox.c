@@ -89,7 +89,7 @@ static int clone_from(deck_mbox_t *mb, int only, const char *name, const char *f
     int timeout = deck_env_int("DECK_CLONE_TIMEOUT_MS", 10000);
     struct timespec deadline;
     deck_deadline(&deadline, timeout);
-    int node, index;
+    int node = -1, index = -1;   /* set by the pass that finds the name */
     while ((rc = lookup_pass(only, name, &node, &index)) == DECK_ENOTFOUND) {
         if (deck_deadline_passed(&deadline)) {
             if (only >= 0)

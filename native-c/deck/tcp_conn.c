@@ -75,7 +75,6 @@ static void bound_sends(tcp_conn_t *c)
 /* The first proved connection of a peer is the one frames to it go on. */
 static void install(tcp_conn_t *c)
 {
-    bound_sends(c);
     tcp_peer_t *peer = c->peer;
     tcp_peers_lock();
     if (!peer->conn && !peer->gone && !atomic_load(&c->closed)) {
@@ -138,7 +137,8 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     }
     c->io = io;
     c->peer = peer;
-    atomic_init(&c->refs, 1);                 /* the reader's */
+    bound_sends(c);
+    atomic_init(&c->refs, 1);                 /* this function's until it returns; the reader's below */
     atomic_init(&c->closed, 0);
     atomic_init(&c->ready, !accept_tls);      /* an accepted one to encrypt is ready once it is */
     deck_mutex_init(&c->send_lock);
@@ -163,6 +163,7 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
         deck_cond_init(&conns_cond);
         conns_cond_ready = 1;
     }
+    atomic_fetch_add(&c->refs, 1);            /* the reader's */
     int rc = deck_thread_create(&c->reader, reader_main, c);
     if (rc == DECK_OK) {
         c->next = live;
@@ -175,10 +176,12 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
         peer->readers--;
         tcp_peers_unlock();
         free(c->tls);
+        tcp_conn_unref(c);                    /* the reader that did not start */
         tcp_conn_unref(c);
         return deck_fail(DECK_ENOMEM, "deck tcp: no thread for the connection of %s", origin);
     }
-    if (!accept_tls) install(c);
+    if (!accept_tls) install(c);   /* the reader may have ended already: our reference keeps c */
+    tcp_conn_unref(c);
     return DECK_OK;
 }
 

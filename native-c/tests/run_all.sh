@@ -4,6 +4,7 @@
 set -u
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}"
 passed=0; failed=0; failures=""
 for t in "$@"; do
   if timeout 120 "$t" >"$t.log" 2>&1; then
