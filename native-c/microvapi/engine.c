@@ -85,6 +85,7 @@ static struct {
     deck_msg_t      token;
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
+    int             daemon_long_sleep;   /* the receive thread sleeps until its liveness check */
     uint32_t        pollers;
     uint64_t        activity_ns;
     struct mv_cq  **waiting;       /* CQs of readers inside a blocking poll, in arrival order */
@@ -488,7 +489,6 @@ enum mv_progress mv_engine_progress(int timeout_ms)
     pthread_mutex_lock(&eng.lock);
     eng.busy = 0;
     eng.activity_ns = mv_now_ns();
-    pthread_cond_signal(&eng.recv_cv);
     pthread_mutex_unlock(&eng.lock);
     /* A retrieve that failed otherwise (the mailbox is closing) counts as progress: the caller
      * looks at its CQ and its queue pair's state again. */
@@ -529,7 +529,11 @@ void mv_engine_poller_leave(struct mv_cq *cq)
     eng.pollers--;
     eng.activity_ns = mv_now_ns();
     pass_turn_locked();
-    pthread_cond_signal(&eng.recv_cv);   /* its grace starts now */
+    /* The last reader left: the receive thread's grace starts now. Only a receive thread that
+     * sleeps until its next liveness check must be told; one in a grace sleep wakes by itself.
+     * (A signal on every poll would wake a thread per message, on 2 cores a costly one.) */
+    if (eng.pollers == 0 && eng.daemon_long_sleep)
+        pthread_cond_signal(&eng.recv_cv);
     pthread_mutex_unlock(&eng.lock);
 }
 
@@ -636,7 +640,9 @@ static void *recv_thread(void *arg)
             until = eng.activity_ns + MV_RECV_GRACE_NS;
         struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull),
                                .tv_nsec = (long)(until % 1000000000ull) };
+        eng.daemon_long_sleep = until == next_check;
         pthread_cond_timedwait(&eng.recv_cv, &eng.lock, &ts);
+        eng.daemon_long_sleep = 0;
     }
     pthread_mutex_unlock(&eng.lock);
     return NULL;
