@@ -51,8 +51,9 @@ public final class MicroVapiTransportProvider implements TransportProvider {
                 configuration.deckListenAddress().orElse(null));
         // The full DECK id is information 1: a LID holds only its low 16 bits, and dynamic ids
         // are wider than that.
+        // MicroVAPI copies each send into a DECK message when it posts it: idle rings may shrink
         return VapiTransport.open(vapi, MicroVapiInitString.of(configuration), configuration,
-                introducer, MicroVapiTransportProvider::deckNode, describe(configuration));
+                introducer, MicroVapiTransportProvider::deckNode, describe(configuration)).trimmingIdleRings();
     }
 
     /** This process's DECK id; MicroVAPI brought DECK up when the adapter was opened. */

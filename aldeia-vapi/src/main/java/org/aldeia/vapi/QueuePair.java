@@ -20,6 +20,7 @@ final class QueuePair {
     private final int sendSlots;
     private final int receiveBuffers;
     private final int receiveBlocks;
+    private boolean trimmable;
 
     private long sendCq;
     private long receiveCq;
@@ -48,10 +49,12 @@ final class QueuePair {
      * @param receiveBuffers MTU-sized receive buffers
      * @param receiveWindow bytes the queue pair holds for the reader, posted or not: its
      *     receive queue is that many mtu-sized blocks deep (max_recv_wr)
+     * @param trimmable the library copies each send when it is posted (see {@link RingTrimmer})
      */
     static QueuePair create(Vapi vapi, long hca, long pd, int mtu, int sendRegionSize,
-            int receiveBuffers, int receiveWindow) throws IOException {
+            int receiveBuffers, int receiveWindow, boolean trimmable) throws IOException {
         QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / mtu, receiveBuffers, receiveWindow);
+        pair.trimmable = trimmable;
         try {
             // +1: the zero-length end-of-stream request may follow a full ring
             pair.sendCq = pair.createCq(pair.sendSlots + 1);
@@ -125,6 +128,11 @@ final class QueuePair {
 
     int sendSlots() {
         return sendSlots;
+    }
+
+    /** Whether the library copies a send when it is posted, so idle send-ring pages may go back. */
+    boolean trimmable() {
+        return trimmable;
     }
 
     int receiveBuffers() {

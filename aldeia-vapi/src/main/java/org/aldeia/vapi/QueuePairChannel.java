@@ -40,6 +40,9 @@ public final class QueuePairChannel implements Channel {
             channel.receive.release();
             throw e;
         }
+        if (pair.trimmable()) {
+            RingTrimmer.register(channel.send);
+        }
         return channel;
     }
 

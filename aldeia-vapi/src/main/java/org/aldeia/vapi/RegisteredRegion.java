@@ -51,6 +51,29 @@ final class RegisteredRegion {
         return memory.getByteBuffer(0, memory.size());
     }
 
+    /** madvise(2): the kernel may take the pages; they read as zeros when next touched. */
+    private interface Libc extends com.sun.jna.Library {
+        int MADV_DONTNEED = 4;
+        Libc INSTANCE = com.sun.jna.Native.load(com.sun.jna.Platform.C_LIBRARY_NAME, Libc.class);
+
+        int madvise(Pointer address, long length, int advice);
+    }
+
+    private static final long PAGE = 4096;
+
+    /**
+     * Returns the pages of the region beyond its first {@code keep} bytes to the kernel (their
+     * contents are lost). Only for memory no request uses, and only with a library that copies
+     * on post: a real HCA would go on reading the old pages.
+     */
+    void discardBeyond(long keep) {
+        long start = (address() + keep + PAGE - 1) & -PAGE;
+        long end = (address() + memory.size()) & -PAGE;
+        if (end > start) {
+            Libc.INSTANCE.madvise(new Pointer(start), end - start, Libc.MADV_DONTNEED);
+        }
+    }
+
     /** Deregisters and frees; the caller guarantees no request still uses the region. */
     void release(Vapi vapi, long hca) throws VapiException {
         try {

@@ -33,6 +33,7 @@ final class SendPath {
     private final long hca;
     private final long qp;
     private final ByteBuffer region;
+    private final RegisteredRegion sendRegion;
     private final long regionAddress;
     private final int lkey;
     private final SendRing ring;
@@ -43,12 +44,16 @@ final class SendPath {
     private final ReentrantLock lock = new ReentrantLock();
 
     private boolean outputShut;
+    private boolean released;
+    private int touched;           // the region's bytes written since it was last trimmed
+    private long lastWrite;        // System.nanoTime() of the last write
     private IOException failure; // a send failed: the stream is broken for good
 
     SendPath(QueuePair pair, int blockSize, BooleanSupplier closed) {
         this.vapi = pair.vapi();
         this.hca = pair.hca();
         this.qp = pair.qp();
+        this.sendRegion = pair.sendRegion();
         this.region = pair.sendRegion().view();
         this.regionAddress = pair.sendRegion().address();
         this.lkey = pair.sendRegion().lkey();
@@ -72,6 +77,7 @@ final class SendPath {
                 for (int n; done < len && (n = ring.nextBlockLength(len - done)) > 0; done += n, count++) {
                     int at = ring.head();
                     region.put(at, b, off + done, n);
+                    touched = Math.max(touched, at + n);
                     long id = ring.claim(n);
                     Desc.write(descriptorView, ring.slotOf(id), id, VAPI_SEND, VAPI_UNSIGNALED,
                             regionAddress + at, n, lkey);
@@ -86,6 +92,7 @@ final class SendPath {
                 }
             }
         } finally {
+            lastWrite = System.nanoTime();
             lock.unlock();
         }
     }
@@ -178,8 +185,32 @@ final class SendPath {
     void release() {
         lock.lock();
         try {
+            released = true;
             completions.free();
             descriptors.close();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean isReleased() {
+        return released;
+    }
+
+    /**
+     * For {@link RingTrimmer}: once nothing is in flight and nothing was written for
+     * {@code idleNanos}, gives the ring's pages beyond {@code keep} back to the kernel. Never
+     * waits: a writer inside keeps the ring as it is.
+     */
+    void trimIfIdle(long now, long idleNanos, int keep) {
+        if (!lock.tryLock()) {
+            return;
+        }
+        try {
+            if (!released && touched > keep && ring.idle() && now - lastWrite > idleNanos) {
+                sendRegion.discardBeyond(keep);
+                touched = keep;
+            }
         } finally {
             lock.unlock();
         }

@@ -28,6 +28,7 @@ public final class VapiTransport implements Transport {
     private final PeerIntroducer introducer;
     private final String description;
     private boolean closed;
+    private volatile boolean trimIdleRings;
 
     private VapiTransport(Vapi vapi, long hca, long pd, int lid, int localId,
             AldeiaConfiguration configuration, PeerIntroducer introducer, String description) {
@@ -109,6 +110,16 @@ public final class VapiTransport implements Transport {
         }
     }
 
+    /**
+     * For a library that copies every send when it is posted (MicroVAPI): the send rings of its
+     * sockets give their pages back once idle ({@link RingTrimmer}). Never for real verbs, whose
+     * HCA reads registered memory.
+     */
+    public VapiTransport trimmingIdleRings() {
+        trimIdleRings = true;
+        return this;
+    }
+
     @Override
     public String description() {
         return description;
@@ -142,7 +153,7 @@ public final class VapiTransport implements Transport {
                     + " bytes cannot hold one block of mtu " + mtu);
         }
         QueuePair pair = QueuePair.create(vapi, hca, pd, mtu, sizes.sendRegionSize(), sizes.receiveBuffers(),
-                sizes.receiveWindow());
+                sizes.receiveWindow(), trimIdleRings);
         return new VapiEndpoint(pair, socketId, localId, introducer,
                 configuration.infinibandQos(), configuration.infinibandPort());
     }
