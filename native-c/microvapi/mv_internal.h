@@ -10,7 +10,9 @@
  *   wr_queue.c  growable FIFO of work requests
  *   wire.c      the message on the wire: a head naming both queue pairs and the window, then
  *               records [int length][length bytes] (consecutive sends coalesced)
- *   engine.c    the process's mailbox, queue pair table, peers, and its two threads
+ *   engine.c    the process's mailbox, the receive turn and thread, start and stop
+ *   engine_table.c, engine_send.c, engine_peers.c  the queue pair table, the send thread, the
+ *               peer processes and their liveness (engine.h: the engine's shared state)
  *   qp.c        queue pairs: create, connect (modify), destroy, fail
  *   qp_post.c   posting send and receive requests
  *   qp_send.c / qp_recv.c  the two directions of a queue pair and their window (flow control)
