@@ -44,7 +44,7 @@ final class SendPath {
     private final ReentrantLock lock = new ReentrantLock();
 
     private boolean outputShut;
-    private boolean released;
+    private volatile boolean released;   // read by RingTrimmer without the lock
     private int touched;           // the region's bytes written since it was last trimmed
     private long lastWrite;        // System.nanoTime() of the last write
     private IOException failure; // a send failed: the stream is broken for good
