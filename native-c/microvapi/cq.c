@@ -167,7 +167,7 @@ static uint32_t take_progressing(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t 
     mv_engine_activity();
     /* Each step moves at most one message; max bounds the work. */
     for (uint32_t steps = 0; n < max && steps < max; steps++) {
-        if (mv_engine_progress(0) != MV_PROGRESSED)
+        if (mv_engine_progress(0, 1) != MV_PROGRESSED)
             break;
         n += mv_cq_take(cq, max - n, wcs + n);
     }
@@ -224,7 +224,7 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         unsigned progress = cq->progress;
         if (progressing) {
             pthread_mutex_unlock(&cq->lock);
-            enum mv_progress st = mv_engine_progress(deadline ? ms_until(deadline, now) : -1);
+            enum mv_progress st = mv_engine_progress(deadline ? ms_until(deadline, now) : -1, 0);
             pthread_mutex_lock(&cq->lock);
             if (st != MV_BUSY)
                 continue;

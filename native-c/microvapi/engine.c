@@ -102,7 +102,7 @@ static int retrieve_and_dispatch(int timeout_ms)
     return rc;
 }
 
-enum mv_progress mv_engine_progress(int timeout_ms)
+enum mv_progress mv_engine_progress(int timeout_ms, int pass_turn)
 {
     pthread_mutex_lock(&eng.lock);
     eng.activity_ns = mv_now_ns();
@@ -119,6 +119,8 @@ enum mv_progress mv_engine_progress(int timeout_ms)
     pthread_mutex_lock(&eng.lock);
     eng.busy = 0;
     eng.activity_ns = mv_now_ns();
+    if (pass_turn)
+        pass_turn_locked();
     pthread_mutex_unlock(&eng.lock);
     /* A retrieve that failed otherwise (the mailbox is closing) counts as progress: the caller
      * looks at its CQ and its queue pair's state again. */
@@ -256,7 +258,7 @@ static void engine_stop(void)
     eng.waiting = NULL;
     eng.nwaiting = eng.cap_waiting = 0;
     eng.high = eng.next_free = 0;
-    eng.ncontrols = 0;
+    eng.ncontrols = eng.control_head = 0;
     eng.busy = eng.busy_daemon = eng.kick_pending = 0;
     eng.pollers = 0;
     pthread_cond_destroy(&eng.recv_cv);

@@ -27,7 +27,7 @@ struct mv_peer {
     uint32_t        refs;          /* connected queue pairs, plus users in a post */
     int             gone;          /* given up by the liveness check */
     int             failed;        /* a post to it failed: give it up at the next check */
-    int             ping_sent;     /* a ping went since it was last heard */
+    uint64_t        ping_ns;       /* when the last ping went */
     uint64_t        heard_ns;      /* its last message */
     char            why[96];       /* why it was given up */
 };
@@ -64,8 +64,8 @@ struct mv_engine {
     uint32_t        next_free;     /* where the search for a free slot starts */
     struct mv_peer *peers;
     struct mv_qp   *send_head, *send_tail;
-    struct mv_control controls[MV_CONTROLS_MAX];
-    uint32_t        ncontrols;
+    struct mv_control controls[MV_CONTROLS_MAX];   /* a FIFO ring */
+    uint32_t        control_head, ncontrols;
     uint64_t        timeout_ns;    /* the peer timeout */
     pthread_key_t   scratch_key;
     int             key_made;

@@ -19,9 +19,10 @@ VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **out)
         p->gone = p->failed = 0;
     }
     if (p && !p->gone) {
-        if (p->refs == 0) {   /* its silence while it had no connection does not count */
+        if (p->refs == 0) {   /* its silence, or a failed post, while it had no connection do not count */
             p->heard_ns = mv_now_ns();
-            p->ping_sent = 0;
+            p->ping_ns = 0;
+            p->failed = 0;
         }
         p->refs++;
         pthread_mutex_unlock(&eng.lock);
@@ -86,9 +87,13 @@ int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg)
 }
 
 /* Sets qp's peer under the engine lock, so that dispatch sees all of it or none. */
-void mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer)
+int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer)
 {
     pthread_mutex_lock(&eng.lock);
+    if (peer->gone) {   /* given up since mv_engine_peer: the liveness check would miss this QP */
+        pthread_mutex_unlock(&eng.lock);
+        return -1;
+    }
     pthread_mutex_lock(&qp->sq.lock);
     qp->dest_id = dest_id;
     qp->dest_qp = dest_qp;
@@ -98,6 +103,7 @@ void mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, 
         qp->send_edge = qp->early_edge;
     pthread_mutex_unlock(&qp->sq.lock);
     pthread_mutex_unlock(&eng.lock);
+    return 0;
 }
 
 /* A message came from process src: it answers. A ping gets a pong. */
@@ -107,10 +113,8 @@ void mv_eng_heard(int src, int ping)
     struct mv_peer *p = eng.peers;
     while (p && p->id != (uint32_t)src)
         p = p->next;
-    if (p) {
+    if (p)
         p->heard_ns = mv_now_ns();
-        p->ping_sent = 0;
-    }
     if (ping && src >= 0)
         mv_eng_schedule_control_locked(src, MV_WIRE_PONG, 0, 0);
     pthread_mutex_unlock(&eng.lock);
@@ -132,8 +136,10 @@ static int give_up_locked(struct mv_peer *p, uint64_t now)
                  (unsigned long long)(silent / 1000000));
         return 1;
     }
-    if (silent > eng.timeout_ns / 4 && !p->ping_sent) {
-        p->ping_sent = 1;
+    /* A ping every quarter of the timeout while it is silent: one lost (a full control queue)
+     * is followed by another. */
+    if (silent > eng.timeout_ns / 4 && now - p->ping_ns > eng.timeout_ns / 4) {
+        p->ping_ns = now;
         mv_eng_schedule_control_locked((int)p->id, MV_WIRE_PING, 0, 0);
     }
     return 0;

@@ -27,7 +27,8 @@ void mv_engine_schedule_send(struct mv_qp *qp)
 void mv_eng_schedule_control_locked(int id, uint32_t kind, uint32_t dest_qp, uint32_t src_qp)
 {
     if (eng.ncontrols < MV_CONTROLS_MAX) {
-        eng.controls[eng.ncontrols++] = (struct mv_control){ id, kind, dest_qp, src_qp };
+        eng.controls[(eng.control_head + eng.ncontrols++) % MV_CONTROLS_MAX] =
+            (struct mv_control){ id, kind, dest_qp, src_qp };
         pthread_cond_signal(&eng.send_cv);
     }
 }
@@ -72,7 +73,9 @@ void *mv_eng_send_thread(void *arg)
         if (eng.stopping)
             break;
         if (eng.ncontrols > 0) {
-            struct mv_control r = eng.controls[--eng.ncontrols];
+            struct mv_control r = eng.controls[eng.control_head];   /* first in, first out */
+            eng.control_head = (eng.control_head + 1) % MV_CONTROLS_MAX;
+            eng.ncontrols--;
             pthread_mutex_unlock(&eng.lock);
             send_control(&r);
             pthread_mutex_lock(&eng.lock);

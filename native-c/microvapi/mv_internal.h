@@ -179,8 +179,9 @@ void mv_engine_remove_qp(struct mv_qp *qp);
 /* The peer process `id`'s mailbox (looked up at that process only, once per process). */
 VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **peer);
 void mv_engine_peer_put(struct mv_peer *peer);
-/* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. */
-void mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
+/* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. -1 when
+ * that peer was given up meanwhile. */
+int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
 int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg);
 /* A message buffer for the calling thread's posts (mv_wire_capacity(MV_MTU_MAX) bytes). */
 deck_msg_t *mv_engine_scratch(void);
@@ -191,13 +192,15 @@ void mv_engine_schedule_send(struct mv_qp *qp);
 void mv_engine_schedule_control(int id, uint32_t kind, uint32_t dest_qp, uint32_t src_qp);
 
 /* Receive progress by a reader's own thread (cq.c): takes the process's receive turn if it is
- * free, retrieves one message with timeout_ms (-1: no limit, 0: only look) and dispatches it. */
+ * free, retrieves one message with timeout_ms (-1: no limit, 0: only look) and dispatches it.
+ * pass_turn: the caller is no blocked poller that looks again at once, so a reader waiting for
+ * the turn is told it is free. */
 enum mv_progress {
     MV_PROGRESSED,   /* a message was dispatched (maybe to someone else) */
     MV_BUSY,         /* another thread holds the turn: wait for a completion or a notify */
     MV_TIMEOUT       /* nothing arrived in time */
 };
-enum mv_progress mv_engine_progress(int timeout_ms);
+enum mv_progress mv_engine_progress(int timeout_ms, int pass_turn);
 /* A reader blocks on cq (its poll may progress) / leaves; while readers are there the
  * receive thread keeps out of the mailbox. */
 void mv_engine_poller_enter(struct mv_cq *cq);
@@ -275,7 +278,7 @@ struct mv_qp {
  * the caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports
  * them and hands the turn back (the rest goes to the engine's send thread). */
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
-/* The engine's send thread: post what is queued while the window allows. */
+/* The engine's send thread: a credit due, then what is queued while the window allows. */
 void mv_send_queued(struct mv_qp *qp);
 /* How many of list[0..n) one message carries within the window: 0 when the window is shut. */
 uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);

@@ -298,7 +298,10 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     VAPI_ret_t ret = mv_engine_peer(fn, attr->dest_id, &peer);
     if (ret != VAPI_OK)
         return ret;
-    mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer);
+    if (mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer)) {
+        mv_engine_peer_put(peer);
+        return mv_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);
+    }
     pthread_mutex_lock(&qp->rq.lock);
     qp->advertised = qp->window;
     pthread_mutex_unlock(&qp->rq.lock);

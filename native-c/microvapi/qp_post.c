@@ -96,9 +96,15 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
                    : check_request(fn, &list[i], i, VAPI_RECEIVE, UINT32_MAX);
     if (ret == VAPI_OK)
         ret = side_post(fn, obj, side, n, list, send, &inline_n, &schedule);
-    if (ret == VAPI_OK && !send)
+    int served = 0;
+    if (ret == VAPI_OK && !send) {
+        uint32_t before = side->q.count;
         mv_rq_serve_locked(obj);   /* data that waited for a request */
+        served = side->q.count < before;
+    }
     pthread_mutex_unlock(&side->lock);
+    if (served)   /* completions a poller inside a retrieve would not see */
+        mv_engine_kick();
     if (inline_n > 0)
         mv_send_inline(obj, list, inline_n);
     if (schedule)

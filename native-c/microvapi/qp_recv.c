@@ -10,8 +10,9 @@
  * Flow control: the queue holds at most `window` payload bytes the application has not taken
  * (handed out to a receive request counts as taken). Every message we send carries our edge,
  * consumed + window (qp_send.c); when the application has taken a quarter of the window since
- * the edge we last told, a post of receive requests sends the new edge in a credit message. A
- * peer that sends beyond the edge breaks the protocol: the queue pair fails, nothing is stored.
+ * the edge we last told, the new edge goes in a credit message: from the thread that posts
+ * receive requests, or, when data went straight into requests posted in advance, from the
+ * engine's send thread (a dispatcher never posts). A peer that sends beyond the edge breaks the protocol: the queue pair fails, nothing is stored.
  * Memory per queue pair is thus bounded by the window plus 4 bytes per block and a chunk's
  * slack.
  *
@@ -120,6 +121,13 @@ static int64_t records_payload(const char *buf, uint32_t len)
     return off == len && len > 0 ? (int64_t)payload : -1;
 }
 
+/* Whether the application took a quarter of the window since the edge we last told the peer;
+ * rq.lock held. */
+static int credit_due_locked(const struct mv_qp *qp)
+{
+    return qp->consumed + qp->window - qp->advertised >= qp->window / 4;
+}
+
 /* The window edge the peer gave: our sends may go up to it. 0 when the queue pair is not
  * connected yet (the edge is kept for its connect). */
 static int take_credit(struct mv_qp *qp, const struct mv_wire_head *h, int src)
@@ -168,14 +176,18 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
     while (!qp->rx_head && off < len && qp->rq.q.count > 0)
         hand_one(qp, buf, len, &off);
     int rc = off < len ? enqueue(qp, buf + off, len - off) : 0;
+    int due = credit_due_locked(qp);
     pthread_mutex_unlock(&qp->rq.lock);
     if (rc)
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "no memory to hold %u received bytes", len - off);
+    else if (due)   /* taken by requests posted in advance: the send thread tells the peer */
+        mv_engine_schedule_send(qp);
 }
 
 void mv_qp_dispatch(struct mv_qp *qp, const struct mv_wire_head *h, const deck_msg_t *msg)
 {
-    if (!take_credit(qp, h, msg->src))
+    int carries_credit = h->kind == MV_WIRE_DATA || h->kind == MV_WIRE_CREDIT;
+    if (carries_credit ? !take_credit(qp, h, msg->src) : !__atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE))
         return;
     if (h->kind == MV_WIRE_RESET)
         mv_qp_fail(qp, VAPI_REM_ABORT_ERR, "the peer (DECK process %u) reset the connection",
@@ -189,8 +201,7 @@ void mv_rq_credit(struct mv_qp *qp)
     struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&qp->rq.lock);
     uint32_t edge = qp->consumed + qp->window;
-    int due = peer && !qp->rq_failed_status && !qp->rq.stopping
-              && edge - qp->advertised >= qp->window / 4;
+    int due = peer && !qp->rq_failed_status && !qp->rq.stopping && credit_due_locked(qp);
     if (due)
         qp->advertised = edge;
     pthread_mutex_unlock(&qp->rq.lock);

@@ -115,6 +115,7 @@ void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 
 void mv_send_queued(struct mv_qp *qp)
 {
+    mv_rq_credit(qp);   /* a credit the dispatcher found due (qp_recv.c) */
     struct mv_side *side = &qp->sq;
     pthread_mutex_lock(&side->lock);
     while (!side->busy && !side->stopping && qp->state != VAPI_ERR && side->q.count > 0) {

@@ -4,6 +4,9 @@
  *  - window: a writer whose peer posts no receive gets completions for what the peer's window
  *    holds and no more (its requests wait, as a TCP writer blocks); once the peer reads, the
  *    rest completes and every byte arrives in order;
+ *  - receives posted in advance: the reader posts more receives than the window holds, then only
+ *    polls; the data handed straight into them must still open the writer's window (the credit
+ *    goes from the engine's send thread, not from a later post);
  *  - many queue pairs: 2000 connected pairs between two processes, each carrying a message
  *    both ways, with the process's thread count unchanged by them (no thread per queue pair).
  */
@@ -111,6 +114,50 @@ static int window_node(int id, int n, void *arg)
     return 0;
 }
 
+#define AHEAD 10000   /* blocks of MTU: 5 MB, more than the default window of 4 MiB */
+
+static int posted_ahead_node(int id, int n, void *arg)
+{
+    struct conn c;
+    open_conn_on(&c, HCA_ID, 0, 0);   /* max_recv_wr 0: any number posted, the default window */
+    uint32_t peer_qp, peer_id;
+    exchange(id, &c, &peer_qp, &peer_id);
+    uint8_t *region = malloc((size_t)AHEAD * MTU);
+    CHECK(region != NULL);
+    if (id == 1) {
+        VAPI_rr_desc_t *rr = calloc(AHEAD, sizeof *rr);
+        CHECK(rr != NULL);
+        for (uint32_t b = 0; b < AHEAD; b++)
+            rr[b] = (VAPI_rr_desc_t){ .id = b, .opcode = VAPI_RECEIVE, .addr = (uintptr_t)(region + (size_t)b * MTU),
+                                      .len = MTU };
+        VOK(EVAPI_post_rr_list(c.hca, c.qp, AHEAD, rr));
+        free(rr);
+    }
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    VAPI_wc_desc_t wc;
+    if (id == 0) {
+        for (uint32_t b = 0; b < AHEAD; b++) {
+            memset(region + (size_t)b * MTU, (int)(b & 0xff), MTU);
+            VAPI_sr_desc_t sr = { .id = b, .opcode = VAPI_SEND, .addr = (uintptr_t)(region + (size_t)b * MTU),
+                                  .len = MTU, .comp_type = b == AHEAD - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED };
+            VOK(VAPI_post_sr(c.hca, c.qp, &sr));
+        }
+        VOK(EVAPI_poll_cq_block(c.hca, c.scq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == AHEAD - 1);
+    } else {
+        for (uint32_t b = 0; b < AHEAD; b++) {
+            VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+            CHECK(wc.status == VAPI_SUCCESS && wc.id == b && wc.byte_len == MTU);
+            CHECK(region[(size_t)b * MTU] == (uint8_t)(b & 0xff));
+        }
+    }
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
+    free(region);
+    return 0;
+}
+
 #define PAIRS 2000
 
 /* Both nodes open PAIRS queue pairs on one HCA (one CQ pair shared: a CQ per QP is not what
@@ -187,6 +234,8 @@ int main(void)
         char name[80];
         snprintf(name, sizeof name, "microvapi over %s: a peer's window", transports[t]);
         failed += util_run_test_on(transports[t], name, 2, window_node, NULL);
+        snprintf(name, sizeof name, "microvapi over %s: receives posted beyond the window in advance", transports[t]);
+        failed += util_run_test_on(transports[t], name, 2, posted_ahead_node, NULL);
         snprintf(name, sizeof name, "microvapi over %s: %d queue pairs, no thread each", transports[t], PAIRS);
         failed += util_run_test_on(transports[t], name, 2, many_node, NULL);
     }
