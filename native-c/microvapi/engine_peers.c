@@ -86,6 +86,17 @@ int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg)
     return rc;
 }
 
+int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
+                           uint32_t credit)
+{
+    deck_msg_t *m = mv_engine_scratch();
+    if (!m)
+        return DECK_ENOMEM;
+    struct mv_wire_head h = { .dest_qp = dest_qp, .src_qp = src_qp, .credit = credit, .kind = kind };
+    mv_wire_start(m, &h);
+    return mv_engine_post(peer, m);
+}
+
 /* Sets qp's peer under the engine lock, so that dispatch sees all of it or none. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer)
 {

@@ -53,14 +53,10 @@ static void send_control(const struct mv_control *r)
     else
         p = NULL;
     pthread_mutex_unlock(&eng.lock);
-    deck_msg_t *m = p ? mv_engine_scratch() : NULL;
-    if (m) {
-        struct mv_wire_head h = { .dest_qp = r->dest_qp, .src_qp = r->src_qp, .kind = r->kind };
-        mv_wire_start(m, &h);
-        mv_engine_post(p, m);   /* best effort */
-    }
-    if (p)
+    if (p) {
+        mv_engine_post_control(p, r->kind, r->dest_qp, r->src_qp, 0);   /* best effort */
         mv_engine_peer_put(p);
+    }
 }
 
 void *mv_eng_send_thread(void *arg)

@@ -183,6 +183,10 @@ void mv_engine_peer_put(struct mv_peer *peer);
  * that peer was given up meanwhile. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
 int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg);
+/* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer, from the
+ * calling thread's buffer; DECK's result, DECK_ENOMEM without a buffer. */
+int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
+                           uint32_t credit);
 /* A message buffer for the calling thread's posts (mv_wire_capacity(MV_MTU_MAX) bytes). */
 deck_msg_t *mv_engine_scratch(void);
 /* The send thread posts qp's queued sends (their window opened). */
@@ -280,6 +284,9 @@ struct mv_qp {
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
 /* The engine's send thread: a credit due, then what is queued while the window allows. */
 void mv_send_queued(struct mv_qp *qp);
+/* Whether the first queued send may be posted now: no turn holder, not stopping, and the
+ * window open for it (sq.lock held). */
+int mv_send_ready_locked(const struct mv_qp *qp);
 /* How many of list[0..n) one message carries within the window: 0 when the window is shut. */
 uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
 /* A message for qp arrived (the engine checked its head and source): take its credit and its

@@ -234,12 +234,8 @@ static void reset_peer_unless_orderly(struct mv_qp *qp)
     int abortive = (qp->rx_head != NULL || !ended) && !qp->rq_failed_status;
     pthread_mutex_unlock(&qp->rq.lock);
     struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
-    deck_msg_t *m = abortive && peer ? mv_engine_scratch() : NULL;
-    if (!m)
-        return;
-    struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num, .kind = MV_WIRE_RESET };
-    mv_wire_start(m, &h);
-    mv_engine_post(peer, m);   /* best effort: a peer that is gone needs no reset */
+    if (abortive && peer)   /* best effort: a peer that is gone needs no reset */
+        mv_engine_post_control(peer, MV_WIRE_RESET, qp->dest_qp, qp->qp_num, 0);
 }
 
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
@@ -305,13 +301,7 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     pthread_mutex_lock(&qp->rq.lock);
     qp->advertised = qp->window;
     pthread_mutex_unlock(&qp->rq.lock);
-    deck_msg_t *m = mv_engine_scratch();
-    if (!m)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for a message");
-    struct mv_wire_head h = { .dest_qp = attr->dest_qp_num, .src_qp = qp->qp_num,
-                              .credit = qp->window, .kind = MV_WIRE_CREDIT };
-    mv_wire_start(m, &h);
-    int rc = mv_engine_post(peer, m);
+    int rc = mv_engine_post_control(peer, MV_WIRE_CREDIT, attr->dest_qp_num, qp->qp_num, qp->window);
     if (rc != DECK_OK)
         return mv_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",
                        attr->dest_id, deck_strerror(rc), deck_last_error());

@@ -66,9 +66,8 @@ static VAPI_ret_t side_post(const char *fn, struct mv_qp *qp, struct mv_side *si
         side->busy = 1;
         side->inflight = k;
         *inline_n = k;
-    } else if (send && n > 0 && !side->busy) {
-        const VAPI_sr_desc_t *front = mv_wrq_front(&side->q);
-        *schedule = mv_send_batch(qp, front, 1) > 0;   /* else the peer's credit schedules it */
+    } else if (send) {
+        *schedule = mv_send_ready_locked(qp);   /* else the peer's credit or the turn holder does */
     }
     return VAPI_OK;
 }

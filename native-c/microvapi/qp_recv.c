@@ -141,8 +141,7 @@ static int take_credit(struct mv_qp *qp, const struct mv_wire_head *h, int src)
         qp->early_edge = h->credit;
     } else if ((int32_t)(h->credit - qp->send_edge) > 0) {
         qp->send_edge = h->credit;
-        const VAPI_sr_desc_t *front = mv_wrq_front(&qp->sq.q);
-        more = front && !qp->sq.busy && !qp->sq.stopping && mv_send_batch(qp, front, 1) > 0;
+        more = mv_send_ready_locked(qp);
     }
     pthread_mutex_unlock(&qp->sq.lock);
     if (more)
@@ -205,11 +204,6 @@ void mv_rq_credit(struct mv_qp *qp)
     if (due)
         qp->advertised = edge;
     pthread_mutex_unlock(&qp->rq.lock);
-    deck_msg_t *m = due ? mv_engine_scratch() : NULL;
-    if (!m)
-        return;
-    struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num, .credit = edge,
-                              .kind = MV_WIRE_CREDIT };
-    mv_wire_start(m, &h);
-    mv_engine_post(peer, m);   /* a failure shows on the next data or the liveness check */
+    if (due)   /* a failure shows on the next data or the liveness check */
+        mv_engine_post_control(peer, MV_WIRE_CREDIT, qp->dest_qp, qp->qp_num, edge);
 }

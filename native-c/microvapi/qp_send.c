@@ -32,6 +32,12 @@ uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint3
     return k;
 }
 
+int mv_send_ready_locked(const struct mv_qp *qp)
+{
+    const VAPI_sr_desc_t *front = mv_wrq_front(&qp->sq.q);
+    return front && !qp->sq.busy && !qp->sq.stopping && mv_send_batch(qp, front, 1) > 0;
+}
+
 /* The edge to tell the peer now (every message carries it), remembered as advertised. */
 static uint32_t receive_edge(struct mv_qp *qp)
 {
@@ -98,8 +104,7 @@ static int release_turn_locked(struct mv_qp *qp)
     struct mv_side *side = &qp->sq;
     side->busy = 0;
     pthread_cond_broadcast(&side->idle);
-    const VAPI_sr_desc_t *front = mv_wrq_front(&side->q);
-    return front && !side->stopping && mv_send_batch(qp, front, 1) > 0;
+    return mv_send_ready_locked(qp);
 }
 
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)

@@ -286,6 +286,17 @@ class SocketContractTest {
         }
     }
 
+    /** Writes 64 KiB chunks in another thread, counting them in {@code written}, until a write fails. */
+    private static FutureTask<Void> writeUntilItFails(OutputStream out, AtomicLong written) {
+        return inAnotherThread(() -> {
+            byte[] chunk = new byte[64 * 1024];
+            while (true) {
+                out.write(chunk);
+                written.addAndGet(chunk.length);
+            }
+        });
+    }
+
     /**
      * A writer blocked because the peer reads nothing (its window and the writer's ring full)
      * gets java.net's "Socket closed" when another thread closes the socket, never an exception
@@ -297,13 +308,7 @@ class SocketContractTest {
                 Socket socket = kind.connectedSocket(LOOPBACK, stall.port())) {
             OutputStream out = socket.getOutputStream();
             AtomicLong written = new AtomicLong();
-            FutureTask<Void> write = inAnotherThread(() -> {
-                byte[] chunk = new byte[64 * 1024];
-                while (true) {
-                    out.write(chunk);
-                    written.addAndGet(chunk.length);
-                }
-            });
+            FutureTask<Void> write = writeUntilItFails(out, written);
             awaitBlockedWriter(write, written);
             socket.close();
             assertFailsPromptlyWith(SocketException.class, write);
@@ -323,13 +328,7 @@ class SocketContractTest {
                 Socket socket = kind.connectedSocket(LOOPBACK, drain.port())) {
             OutputStream out = socket.getOutputStream();
             AtomicLong written = new AtomicLong();
-            FutureTask<Void> write = inAnotherThread(() -> {
-                byte[] chunk = new byte[64 * 1024];
-                while (true) {
-                    out.write(chunk);
-                    written.addAndGet(chunk.length);
-                }
-            });
+            FutureTask<Void> write = writeUntilItFails(out, written);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (written.get() < 4L * 1024 * 1024 && !write.isDone() && System.nanoTime() < deadline) {
                 Thread.sleep(5);
