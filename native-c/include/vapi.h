@@ -155,6 +155,37 @@ VAPI_ret_t EVAPI_poll_cq_many(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t m
 VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec,
                                VAPI_wc_desc_t *wc);
 
+/* ---- completion queues polled in the application's memory -------------------------------
+ * As verbs libraries let their users poll a CQ in user space, a CQ can be read without a call:
+ * EVAPI_map_cq gives its completions as a ring, and from then on the caller takes them there
+ * (and may still call the poll functions above, from the same thread: one consumer at a time).
+ * A mapped CQ never grows: a post that would need more completions than it holds fails with
+ * VAPI_EAGAIN. The ring lives until VAPI_destroy_cq.
+ *
+ *   offset   0  uint32 tail   completions written (mod 2^32). The library writes the entry,
+ *                             then stores tail with release: read it with acquire.
+ *   offset  64  uint32 head   completions taken (mod 2^32). The consumer reads its entries,
+ *                             then stores head with release; the library reads it with
+ *                             acquire before it reuses an entry.
+ *   offset 128  uint32 cap    entries in the ring, a power of two; constant.
+ *   offset 192  VAPI_wc_desc_t entries[cap]: completion k is entries[k % cap].
+ * tail and head sit on cache lines of their own, so writer and reader do not share one. */
+typedef struct {
+    uint32_t tail;
+    uint8_t  pad0[60];
+    uint32_t head;
+    uint8_t  pad1[60];
+    uint32_t cap;
+    uint8_t  pad2[60];
+} EVAPI_cq_ring_t;             /* 192 bytes, then the entries */
+#define EVAPI_CQ_RING_HEAD_BYTES 192u
+
+VAPI_ret_t EVAPI_map_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, EVAPI_cq_ring_t **ring);
+/* Blocks until the CQ holds a completion (VAPI_OK) or timeout_usec passes (VAPI_ETIMEDOUT,
+ * also when a queue pair using it was destroyed meanwhile); takes none: for a mapped CQ, whose
+ * completions the caller then takes from the ring. timeout_usec 0 waits for ever. */
+VAPI_ret_t EVAPI_wait_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec);
+
 #ifdef __cplusplus
 }
 #endif

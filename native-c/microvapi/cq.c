@@ -1,8 +1,16 @@
 /*
- * Completion queues: a ring of work completions under a mutex, and a condition variable that
- * blocking pollers sleep on (never a spin). Every posted request that may produce a completion
- * reserves its slot when it is posted, so pushing a completion never needs memory and no
- * completion is ever dropped; the ring grows at post time when needed.
+ * Completion queues: a ring of work completions (EVAPI_cq_ring_t, drawn in vapi.h) written
+ * under a mutex, and a condition variable that blocking pollers sleep on (never a spin). Every
+ * posted request that may produce a completion reserves its slot when it is posted, so pushing
+ * a completion never needs memory and no completion is ever dropped; the ring grows at post
+ * time when needed, unless the application mapped it (EVAPI_map_cq): then it reads the ring
+ * itself, without a call, and the ring keeps its place and size.
+ *
+ * Producers (the threads that complete requests) write under the lock and publish with a
+ * release store of tail; the one consumer (the library's poll functions under the lock, or the
+ * application reading the mapped ring, never both at once) publishes head with release. So the
+ * lock orders producers among themselves and waiters with producers, and head/tail alone carry
+ * the entries between producer and consumer.
  *
  * A poll of a CQ that serves receive queues and no send queue (Aldeia's channel has one such
  * CQ per socket) retrieves from the process's mailbox itself when nobody else does
@@ -23,8 +31,8 @@
 struct mv_cq {
     pthread_mutex_t lock;
     pthread_cond_t  nonempty;   /* a completion arrived, or a wake-up (mv_cq_wake) */
-    VAPI_wc_desc_t *ring;
-    uint32_t        cap, head, count;
+    EVAPI_cq_ring_t *ring;      /* header, then ring->cap entries */
+    int             mapped;     /* the application reads the ring: it never moves or grows */
     uint32_t        reserved;   /* completions promised to posted requests */
     unsigned        wakeups;    /* bumped by mv_cq_wake; lets waiters tell it from spurious */
     int             closing;
@@ -33,17 +41,48 @@ struct mv_cq {
     uint32_t        send_users; /* send queues reporting here */
 };
 
+static VAPI_wc_desc_t *entries(EVAPI_cq_ring_t *ring)
+{
+    return (VAPI_wc_desc_t *)(void *)((char *)ring + EVAPI_CQ_RING_HEAD_BYTES);
+}
+
+/* A ring of cap (a power of two) entries, aligned to a cache line, header zeroed. */
+static EVAPI_cq_ring_t *ring_new(uint32_t cap)
+{
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, EVAPI_CQ_RING_HEAD_BYTES + (size_t)cap * sizeof(VAPI_wc_desc_t)))
+        return NULL;
+    EVAPI_cq_ring_t *ring = mem;
+    memset(ring, 0, EVAPI_CQ_RING_HEAD_BYTES);
+    ring->cap = cap;
+    return ring;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+/* Completions in the ring: tail is ours (writers hold the lock), head the consumer's. */
+static uint32_t held(const struct mv_cq *cq)
+{
+    return __atomic_load_n(&cq->ring->tail, __ATOMIC_RELAXED)
+           - __atomic_load_n(&cq->ring->head, __ATOMIC_ACQUIRE);
+}
+
 VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
 {
     if (min_entries == 0 || min_entries > MV_CQ_MAX_ENTRIES)
         return mv_fail(VAPI_EINVAL_PARAM, fn, "min_entries %u is not in 1..%u", min_entries,
                        MV_CQ_MAX_ENTRIES);
     struct mv_cq *cq = calloc(1, sizeof *cq);
-    if (!cq || !(cq->ring = malloc(min_entries * sizeof *cq->ring))) {
+    if (!cq || !(cq->ring = ring_new(pow2_at_least(min_entries)))) {
         free(cq);
         return mv_fail(VAPI_ENOMEM, fn, "no memory for %u completions", min_entries);
     }
-    cq->cap = min_entries;
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     /* Timeouts measure elapsed time: immune to wall-clock changes. */
@@ -63,30 +102,39 @@ void mv_cq_free(struct mv_cq *cq)
     free(cq);
 }
 
+EVAPI_cq_ring_t *mv_cq_map(struct mv_cq *cq)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->mapped = 1;
+    EVAPI_cq_ring_t *ring = cq->ring;
+    pthread_mutex_unlock(&cq->lock);
+    return ring;
+}
+
 VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n)
 {
     VAPI_ret_t ret = VAPI_OK;
     pthread_mutex_lock(&cq->lock);
-    uint64_t need = (uint64_t)cq->count + cq->reserved + n;
-    if (need > MV_CQ_MAX_ENTRIES) {
-        ret = mv_fail(VAPI_EAGAIN, fn, "completion queue holds %u completions and %u more are "
-                      "due; poll it", cq->count, cq->reserved);
-    } else if (need > cq->cap) {
-        uint32_t ncap = cq->cap;
-        while (ncap < need)
-            ncap *= 2;
-        VAPI_wc_desc_t *ring = malloc(ncap * sizeof *ring);
+    uint32_t count = held(cq), cap = cq->ring->cap;
+    uint64_t need = (uint64_t)count + cq->reserved + n;
+    if (need > MV_CQ_MAX_ENTRIES || (cq->mapped && need > cap)) {
+        ret = mv_fail(VAPI_EAGAIN, fn, "completion queue of %u entries holds %u completions and "
+                      "%u more are due; poll it", cq->mapped ? cap : MV_CQ_MAX_ENTRIES, count,
+                      cq->reserved);
+    } else if (need > cap) {
+        /* Not mapped, so the consumer is the library itself, which takes under this lock:
+         * the ring may move. */
+        EVAPI_cq_ring_t *ring = ring_new(pow2_at_least((uint32_t)need));
         if (!ring) {
             ret = mv_fail(VAPI_ENOMEM, fn, "no memory to grow the completion queue to %u",
-                          ncap);
+                          pow2_at_least((uint32_t)need));
         } else {
-            /* Unroll the ring so that it starts at 0 in the new array. */
-            for (uint32_t i = 0; i < cq->count; i++)
-                ring[i] = cq->ring[(cq->head + i) % cq->cap];
+            uint32_t head = cq->ring->head;
+            for (uint32_t i = 0; i < count; i++)
+                entries(ring)[i] = entries(cq->ring)[(head + i) & (cap - 1)];
+            ring->tail = count;
             free(cq->ring);
             cq->ring = ring;
-            cq->cap = ncap;
-            cq->head = 0;
         }
     }
     if (ret == VAPI_OK)
@@ -106,21 +154,23 @@ void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc)
 {
     pthread_mutex_lock(&cq->lock);
     cq->reserved--;
-    cq->ring[(cq->head + cq->count) % cq->cap] = *wc;
-    cq->count++;
+    /* The reservation guarantees the entry is free: the consumer is past it. */
+    uint32_t tail = cq->ring->tail;
+    entries(cq->ring)[tail & (cq->ring->cap - 1)] = *wc;
+    __atomic_store_n(&cq->ring->tail, tail + 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&cq->nonempty);
     pthread_mutex_unlock(&cq->lock);
 }
 
-/* Takes up to max completions; lock held. */
+/* Takes up to max completions; lock held, and nobody reads the mapped ring meanwhile. */
 static uint32_t take_locked(struct mv_cq *cq, uint32_t max, VAPI_wc_desc_t *wcs)
 {
-    uint32_t n = 0;
-    while (n < max && cq->count > 0) {
-        wcs[n++] = cq->ring[cq->head];
-        cq->head = (cq->head + 1) % cq->cap;
-        cq->count--;
-    }
+    uint32_t head = __atomic_load_n(&cq->ring->head, __ATOMIC_RELAXED);
+    uint32_t avail = __atomic_load_n(&cq->ring->tail, __ATOMIC_ACQUIRE) - head;
+    uint32_t n = avail < max ? avail : max;
+    for (uint32_t i = 0; i < n; i++)
+        wcs[i] = entries(cq->ring)[(head + i) & (cq->ring->cap - 1)];
+    __atomic_store_n(&cq->ring->head, head + n, __ATOMIC_RELEASE);
     return n;
 }
 
@@ -188,7 +238,8 @@ static int ms_until(uint64_t deadline, uint64_t now)
     return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-/* A poller that waits for the turn looks again at least this often, should a notify be lost. */
+/* A poller looks again at least this often, should a notify or a kick be lost: waiting for the
+ * turn, or inside a retrieve. */
 #define MV_TURN_RECHECK_NS (100 * 1000000ull)
 
 VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
@@ -204,8 +255,9 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
     VAPI_ret_t ret;
     pthread_mutex_lock(&cq->lock);
     for (;;) {
-        if (cq->count > 0) {
-            take_locked(cq, 1, wc);
+        if (held(cq) > 0) {
+            if (wc)
+                take_locked(cq, 1, wc);
             ret = VAPI_OK;
             break;
         }
@@ -223,8 +275,12 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         }
         unsigned progress = cq->progress;
         if (progressing) {
+            /* Never a retrieve without end: a wake-up (mv_cq_wake) that came between the look
+             * above and our taking the turn finds nobody in the mailbox to kick, so the
+             * retrieve must end by itself to look again. */
+            uint64_t bound = now + MV_TURN_RECHECK_NS;
             pthread_mutex_unlock(&cq->lock);
-            enum mv_progress st = mv_engine_progress(deadline ? ms_until(deadline, now) : -1, 0);
+            enum mv_progress st = mv_engine_progress(ms_until(deadline && deadline < bound ? deadline : bound, now), 0);
             pthread_mutex_lock(&cq->lock);
             if (st != MV_BUSY)
                 continue;
@@ -234,7 +290,7 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         if (progressing && (!until || until > now + MV_TURN_RECHECK_NS))
             until = now + MV_TURN_RECHECK_NS;
         struct timespec ts = ns_to_timespec(until);
-        while (cq->count == 0 && !cq->closing && cq->wakeups == wakeups
+        while (held(cq) == 0 && !cq->closing && cq->wakeups == wakeups
                && cq->progress == progress) {
             int rc = until ? pthread_cond_timedwait(&cq->nonempty, &cq->lock, &ts)
                            : pthread_cond_wait(&cq->nonempty, &cq->lock);
@@ -332,17 +388,43 @@ VAPI_ret_t EVAPI_poll_cq_many(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t m
     return poll_many("EVAPI_poll_cq_many", hca, cq, max, wcs, count);
 }
 
-VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec,
-                               VAPI_wc_desc_t *wc)
+/* A blocking poll; with wc NULL it takes nothing (EVAPI_wait_cq). */
+static VAPI_ret_t wait_cq(const char *fn, VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq,
+                          uint32_t timeout_usec, VAPI_wc_desc_t *wc)
 {
-    static const char fn[] = "EVAPI_poll_cq_block";
     struct mv_cq *obj;
-    if (!wc)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "wc is NULL");
     VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     ret = mv_cq_wait(fn, obj, timeout_usec, wc);
     mv_reg_put(cq);
     return ret;
+}
+
+VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec,
+                               VAPI_wc_desc_t *wc)
+{
+    static const char fn[] = "EVAPI_poll_cq_block";
+    if (!wc)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "wc is NULL");
+    return wait_cq(fn, hca, cq, timeout_usec, wc);
+}
+
+VAPI_ret_t EVAPI_wait_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t timeout_usec)
+{
+    return wait_cq("EVAPI_wait_cq", hca, cq, timeout_usec, NULL);
+}
+
+VAPI_ret_t EVAPI_map_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, EVAPI_cq_ring_t **ring)
+{
+    static const char fn[] = "EVAPI_map_cq";
+    struct mv_cq *obj;
+    if (!ring)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "ring is NULL");
+    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    *ring = mv_cq_map(obj);
+    mv_reg_put(cq);
+    return VAPI_OK;
 }

@@ -97,6 +97,8 @@ struct mv_qp;
 
 VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out);
 void mv_cq_free(struct mv_cq *cq);
+/* The ring, for the application to read (EVAPI_map_cq); from now on it never moves. */
+EVAPI_cq_ring_t *mv_cq_map(struct mv_cq *cq);
 /* Makes room for n future completions so that mv_cq_push never needs memory. */
 VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n);
 void mv_cq_unreserve(struct mv_cq *cq, uint32_t n);

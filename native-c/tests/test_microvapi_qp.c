@@ -38,7 +38,10 @@ static uint8_t msg_byte(int seed, int k, uint32_t j)
 
 /* How a writer cuts the stream into lists, and how a reader waits for each message. */
 enum write_style { LISTS_1_TO_7, BURSTS };
-enum read_style { BLOCKING, RACING_THE_DAEMON };
+/* MAPPED_RING: the reader takes its completions from the mapped CQ ring (EVAPI_map_cq) as the
+ * Java channel does, waiting with EVAPI_wait_cq, and every 7th with VAPI_poll_cq: both
+ * consumers of one ring, one after the other. */
+enum read_style { BLOCKING, RACING_THE_DAEMON, MAPPED_RING };
 
 struct stream {
     struct conn *c;
@@ -115,6 +118,36 @@ static void *write_stream(void *arg)
 
 /* RACING_THE_DAEMON: now and then the reader stays away longer than the receive daemon's
  * grace (the daemon takes the turn and must give it back), or polls without blocking. */
+/* The next completion of a mapped ring, as a consumer outside the library takes it. */
+static int take_mapped(EVAPI_cq_ring_t *ring, VAPI_wc_desc_t *wc)
+{
+    uint32_t head = __atomic_load_n(&ring->head, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) == head)
+        return 0;
+    const VAPI_wc_desc_t *entries = (const void *)((const char *)ring + EVAPI_CQ_RING_HEAD_BYTES);
+    *wc = entries[head & (ring->cap - 1)];
+    __atomic_store_n(&ring->head, head + 1, __ATOMIC_RELEASE);
+    return 1;
+}
+
+static void wait_mapped(struct conn *c, EVAPI_cq_ring_t *ring, int k, VAPI_wc_desc_t *wc)
+{
+    long t0 = util_now_ms();
+    for (;;) {
+        if (k % 7 == 0) {
+            VAPI_ret_t r = VAPI_poll_cq(c->hca, c->rcq, wc);
+            if (r == VAPI_OK)
+                return;
+            VCHECK(r, VAPI_CQ_EMPTY);
+        } else if (take_mapped(ring, wc)) {
+            return;
+        }
+        VAPI_ret_t r = EVAPI_wait_cq(c->hca, c->rcq, 100000);
+        CHECK(r == VAPI_OK || r == VAPI_ETIMEDOUT);
+        CHECK(util_now_ms() - t0 < (long)(WAIT_USEC / 1000));
+    }
+}
+
 static void wait_message(struct conn *c, int k, enum read_style style, VAPI_wc_desc_t *wc)
 {
     if (style == RACING_THE_DAEMON && k % 100 < 10)
@@ -141,10 +174,18 @@ static void read_stream(struct conn *c, int seed, enum read_style style)
     for (int i = 0; i < RECV_AHEAD; i++)
         rr[i] = (VAPI_rr_desc_t){ .id = (uint64_t)i, .opcode = VAPI_RECEIVE,
                                   .addr = (uintptr_t)(bufs + (size_t)i * MTU), .len = MTU };
+    EVAPI_cq_ring_t *ring = NULL;
+    if (style == MAPPED_RING) {
+        VOK(EVAPI_map_cq(c->hca, c->rcq, &ring));
+        CHECK(ring->cap >= 16 && (ring->cap & (ring->cap - 1)) == 0 && (uintptr_t)ring % 64 == 0);
+    }
     VOK(EVAPI_post_rr_list(c->hca, c->qp, RECV_AHEAD, rr));
     for (int k = 0; k < STREAM_MSGS; k++) {
         VAPI_wc_desc_t wc;
-        wait_message(c, k, style, &wc);
+        if (ring)
+            wait_mapped(c, ring, k, &wc);
+        else
+            wait_message(c, k, style, &wc);
         CHECK(wc.id == (uint64_t)k && wc.status == VAPI_SUCCESS && wc.opcode == VAPI_RECEIVE);
         CHECK(wc.byte_len == msg_size(k));
         const uint8_t *p = bufs + (size_t)(k % RECV_AHEAD) * MTU;
@@ -748,19 +789,71 @@ static int pingpong_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A mapped CQ keeps its place and size: a post that would need more completions than it holds
+ * is refused, where an unmapped one grows. */
+static int mapped_capacity_node(int id, int n, void *arg)
+{
+    struct conn c;
+    open_conn(&c, 0, 0);
+    uint32_t entries;
+    VAPI_cq_hndl_t small, growing;
+    VOK(VAPI_create_cq(c.hca, 3, &small, &entries));
+    VOK(VAPI_create_cq(c.hca, 3, &growing, &entries));
+    VAPI_qp_hndl_t qa, qb;
+    VAPI_qp_prop_t prop;
+    VAPI_qp_init_attr_t init = { .sq_cq_hndl = c.scq, .rq_cq_hndl = small };
+    VOK(VAPI_create_qp(c.hca, &init, &qa, &prop));
+    init.rq_cq_hndl = growing;
+    VOK(VAPI_create_qp(c.hca, &init, &qb, &prop));
+    EVAPI_cq_ring_t *ring, *again;
+    VOK(EVAPI_map_cq(c.hca, small, &ring));
+    CHECK(ring->cap == 4 && ring->head == 0 && ring->tail == 0);
+    static uint8_t buf[64];
+    VAPI_rr_desc_t rr = { .opcode = VAPI_RECEIVE, .addr = (uintptr_t)buf, .len = sizeof buf };
+    for (int i = 0; i < 4; i++) {
+        rr.id = (uint64_t)i;
+        VOK(VAPI_post_rr(c.hca, qa, &rr));
+        VOK(VAPI_post_rr(c.hca, qb, &rr));
+    }
+    VCHECK(VAPI_post_rr(c.hca, qa, &rr), VAPI_EAGAIN);
+    VOK(VAPI_post_rr(c.hca, qb, &rr));
+    VOK(EVAPI_map_cq(c.hca, small, &again));
+    CHECK(again == ring);
+    VCHECK(EVAPI_map_cq(c.hca, small, NULL), VAPI_EINVAL_PARAM);
+    /* Destroying the queue pairs flushes their receives into the rings. */
+    VOK(VAPI_destroy_qp(c.hca, qa));
+    VOK(VAPI_destroy_qp(c.hca, qb));
+    CHECK(__atomic_load_n(&ring->tail, __ATOMIC_ACQUIRE) == 4);
+    VAPI_wc_desc_t wc;
+    for (int i = 0; i < 4; i++) {
+        CHECK(take_mapped(ring, &wc));
+        CHECK(wc.id == (uint64_t)i && wc.status == VAPI_WR_FLUSH_ERR);
+    }
+    CHECK(!take_mapped(ring, &wc));
+    VOK(VAPI_destroy_cq(c.hca, small));
+    VOK(VAPI_destroy_cq(c.hca, growing));
+    close_qp(&c);
+    close_rest(&c);
+    return 0;
+}
+
 int main(void)
 {
     int failed = 0;
     failed += util_run_test("microvapi: two QPs of one process", 1, loopback_node, NULL);
     static const struct stream_test lists = { LISTS_1_TO_7, BLOCKING },
                                      bursts = { BURSTS, BLOCKING },
-                                     racing = { LISTS_1_TO_7, RACING_THE_DAEMON };
+                                     racing = { LISTS_1_TO_7, RACING_THE_DAEMON },
+                                     mapped = { LISTS_1_TO_7, MAPPED_RING };
     failed += util_run_test("microvapi: streams both ways, lists, varying sizes", 2,
                             stream_node, (void *)&lists);
     failed += util_run_test("microvapi: inline sends and daemon backlog keep order", 2,
                             stream_node, (void *)&bursts);
     failed += util_run_test("microvapi: readers racing the receive daemon", 2, stream_node,
                             (void *)&racing);
+    failed += util_run_test("microvapi: readers taking from the mapped CQ ring", 2, stream_node,
+                            (void *)&mapped);
+    failed += util_run_test("microvapi: a mapped CQ does not grow", 1, mapped_capacity_node, NULL);
     failed += util_run_test("microvapi: short buffer, zero-length send, flush", 2,
                             short_buffer_node, NULL);
     failed += util_run_test("microvapi: peer death", 2, peer_death_node, NULL);

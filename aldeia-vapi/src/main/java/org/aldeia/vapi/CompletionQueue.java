@@ -11,6 +11,10 @@ import java.util.function.BooleanSupplier;
 /**
  * Polling one completion queue into a reusable array of work completions, read through
  * {@link #view()} with {@link VapiStructs.Wc}. One thread at a time (the side's lock).
+ *
+ * <p>When the library maps the CQ ({@link CompletionRing}) completions already there are taken
+ * without a native call, and a wait is one call that takes nothing ({@code EVAPI_wait_cq});
+ * otherwise every poll is a call.
  */
 final class CompletionQueue {
 
@@ -29,8 +33,10 @@ final class CompletionQueue {
     private final ByteBuffer view;
     private final int[] count = new int[1];
     private final BooleanSupplier closed;
+    private final CompletionRing ring;   // null: the library does not map CQs
 
-    CompletionQueue(Vapi vapi, long hca, long cq, int capacity, BooleanSupplier closed) {
+    /** @param ring the CQ mapped ({@link QueuePair}), or null to poll it with calls */
+    CompletionQueue(Vapi vapi, long hca, long cq, CompletionRing ring, int capacity, BooleanSupplier closed) {
         this.vapi = vapi;
         this.hca = hca;
         this.cq = cq;
@@ -39,6 +45,7 @@ final class CompletionQueue {
         this.afterFirst = wcs.share(VapiStructs.Wc.SIZE);
         this.view = VapiStructs.view(wcs);
         this.closed = closed;
+        this.ring = ring;
     }
 
     /** The completions the last poll returned, from index 0. */
@@ -71,6 +78,17 @@ final class CompletionQueue {
             if (giveUp.getAsBoolean()) {
                 return 0;
             }
+            if (ring != null) {
+                int n = ring.take(view, capacity);
+                if (n > 0) {
+                    return n;
+                }
+                int ret = vapi.EVAPI_wait_cq(hca, cq, WAIT_SLICE_USEC);
+                if (ret != VapiConstants.VAPI_OK && ret != VapiConstants.VAPI_ETIMEDOUT) {
+                    throw failed(VapiException.of(vapi, "EVAPI_wait_cq", ret), closed.getAsBoolean());
+                }
+                continue;
+            }
             int ret = vapi.EVAPI_poll_cq_block(hca, cq, WAIT_SLICE_USEC, wcs);
             if (ret == VapiConstants.VAPI_OK) {
                 return capacity == 1 ? 1 : 1 + pollInto(afterFirst, capacity - 1);
@@ -81,9 +99,22 @@ final class CompletionQueue {
         }
     }
 
-    /** Non-blocking: takes every completion ready; returns how many (possibly 0). */
+    /**
+     * Non-blocking: takes the completions ready; returns how many (possibly 0). From a mapped
+     * CQ only those already in the ring (no call): for send completions, which the threads that
+     * post produce.
+     */
     int poll() throws SocketException {
-        return pollInto(wcs, capacity);
+        return ring != null ? ring.take(view, capacity) : pollInto(wcs, capacity);
+    }
+
+    /**
+     * As {@link #poll()}, but when the ring is empty it asks the library, whose poll also moves
+     * what has arrived (for receive completions: a message not yet retrieved).
+     */
+    int pollArrived() throws SocketException {
+        int n = ring != null ? ring.take(view, capacity) : 0;
+        return n > 0 ? n : pollInto(wcs, capacity);
     }
 
     private int pollInto(Pointer into, int max) throws SocketException {

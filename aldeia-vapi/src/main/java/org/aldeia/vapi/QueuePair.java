@@ -24,6 +24,8 @@ final class QueuePair {
 
     private long sendCq;
     private long receiveCq;
+    private CompletionRing sendCqRing;      // null: the library does not map CQs
+    private CompletionRing receiveCqRing;
     private long qp;
     private int qpNum;
     private boolean hasSendCq;
@@ -61,6 +63,8 @@ final class QueuePair {
             pair.hasSendCq = true;
             pair.receiveCq = pair.createCq(receiveBuffers);
             pair.hasReceiveCq = true;
+            pair.sendCqRing = CompletionRing.map(vapi, hca, pair.sendCq);
+            pair.receiveCqRing = CompletionRing.map(vapi, hca, pair.receiveCq);
             pair.createQp();
             pair.sendRegion = RegisteredRegion.register(vapi, hca, pd, sendRegionSize);
             pair.receiveRegion = RegisteredRegion.register(vapi, hca, pd, Math.multiplyExact(mtu, receiveBuffers));
@@ -124,6 +128,15 @@ final class QueuePair {
 
     long receiveCq() {
         return receiveCq;
+    }
+
+    /** The send CQ as a ring read without calls; null when the library does not map CQs. */
+    CompletionRing sendCqRing() {
+        return sendCqRing;
+    }
+
+    CompletionRing receiveCqRing() {
+        return receiveCqRing;
     }
 
     int sendSlots() {

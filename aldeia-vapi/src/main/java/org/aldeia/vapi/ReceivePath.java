@@ -60,7 +60,7 @@ final class ReceivePath {
         this.repostBatch = Math.max(1, buffers / 2);
         this.requests = new Memory((long) buffers * Desc.SIZE);
         this.requestView = VapiStructs.view(requests);
-        this.completions = new CompletionQueue(vapi, hca, pair.receiveCq(), buffers, closed);
+        this.completions = new CompletionQueue(vapi, hca, pair.receiveCq(), pair.receiveCqRing(), buffers, closed);
         this.blocks = new ReceivedBlocks(buffers);
         this.closed = closed;
     }
@@ -99,7 +99,7 @@ final class ReceivePath {
         if (lock.tryLock()) { // a reader blocked in read holds the lock: then nothing is held
             try {
                 if (!closed.getAsBoolean() && !endOfStream && failure == null) {
-                    take(completions.poll());
+                    take(completions.pollArrived());
                 }
             } finally {
                 lock.unlock();

@@ -61,7 +61,7 @@ final class SendPath {
         this.descriptors = new Memory((long) ring.slots() * Desc.SIZE);
         this.descriptorView = VapiStructs.view(descriptors);
         // a poll can return at most one completion per slot, plus the end-of-stream request
-        this.completions = new CompletionQueue(vapi, hca, pair.sendCq(), ring.slots() + 1, closed);
+        this.completions = new CompletionQueue(vapi, hca, pair.sendCq(), pair.sendCqRing(), ring.slots() + 1, closed);
         this.closed = closed;
     }
 

@@ -82,4 +82,17 @@ public interface Vapi {
      * ({@code VAPI_ETIMEDOUT}); 0 waits for ever.
      */
     int EVAPI_poll_cq_block(long hca, long cq, int timeoutUsec, Pointer wc);
+
+    /**
+     * The CQ's completions as a ring in memory the caller reads without a call
+     * ({@link VapiStructs.CqRing}): the address into ring[0]. {@code VAPI_ENOSYS} from a
+     * library that cannot; the caller then polls with the calls above.
+     */
+    int EVAPI_map_cq(long hca, long cq, long[] ring);
+
+    /**
+     * Blocks until the CQ holds a completion ({@code VAPI_OK}) or {@code timeoutUsec} passes
+     * ({@code VAPI_ETIMEDOUT}; 0 waits for ever); takes none (they are read from the mapped ring).
+     */
+    int EVAPI_wait_cq(long hca, long cq, int timeoutUsec);
 }

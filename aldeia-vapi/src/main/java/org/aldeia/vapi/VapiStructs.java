@@ -174,4 +174,19 @@ public final class VapiStructs {
             wcs.setInt(at + RESERVED, 0);
         }
     }
+    /**
+     * {@code EVAPI_cq_ring_t}: a mapped completion queue (vapi.h draws it). The library writes
+     * an entry, then {@code tail} with release; the one consumer reads entries up to
+     * {@code tail} (acquire), then stores {@code head} with release. Counters run mod 2^32;
+     * completion k is entry {@code k % cap}.
+     */
+    public static final class CqRing {
+        public static final int TAIL = 0;       // uint32_t, on its own cache line
+        public static final int HEAD = 64;      // uint32_t, on its own cache line
+        public static final int CAP = 128;      // uint32_t, a power of two
+        public static final int ENTRIES = 192;  // Wc[cap]
+
+        private CqRing() {
+        }
+    }
 }
