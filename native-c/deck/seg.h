@@ -47,11 +47,17 @@ typedef struct deck_seg {
     char   name[DECK_SEG_NAME_MAX];
 } deck_seg_t;
 
-/* A doorbell: `bell` is bumped by writers, `waiters` counts blocked readers. One 64-byte line. */
+/* A doorbell: `bell` is bumped by writers, `waiters` counts blocked readers, `ringer_cpu` is
+ * the CPU (plus 1; 0 unknown) the last writer ran on: a waiter on that same CPU yields while it
+ * polls instead of spinning, so that a writer sharing its CPU runs. Any process that may ring
+ * writes it, so it is a hint only: whatever it holds, a waiter still stops polling after
+ * DECK_SPIN_US. One 64-byte line:
+ *   0 bell | 4 waiters | 8 ringer_cpu | 12..63 unused */
 typedef struct deck_bell {
     uint32_t bell;
     uint32_t waiters;
-    uint8_t  pad[DECK_SEG_LINE - 8];
+    uint32_t ringer_cpu;
+    uint8_t  pad[DECK_SEG_LINE - 12];
 } deck_bell_t;
 
 /* SCIInitialize + SCIOpen: this process is `self`, its segments named with `token` (letters and

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@ typedef struct seg_owner {
 } seg_owner_t;
 
 _Static_assert(sizeof(seg_owner_t) == DECK_SEG_LINE, "the owner record is one line");
+_Static_assert(sizeof(deck_bell_t) == DECK_SEG_LINE, "a doorbell is one line");
 
 static struct {
     int      self;
@@ -463,6 +465,10 @@ void deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms)
 
 void deck_bell_ring(deck_bell_t *b)
 {
+    /* Written only when it changes: the line stays shared while the writer keeps its CPU. */
+    int cpu = sched_getcpu();
+    if (cpu >= 0 && __atomic_load_n(&b->ringer_cpu, __ATOMIC_RELAXED) != (uint32_t)cpu + 1)
+        __atomic_store_n(&b->ringer_cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
     /* seq_cst on both sides (Dekker): either the waiter sees the new bell value, or this load
      * sees it armed and wakes it. */
     __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
