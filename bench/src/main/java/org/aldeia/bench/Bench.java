@@ -33,8 +33,7 @@ public final class Bench {
 
     private static final Logger log = LoggerFactory.getLogger(Bench.class);
     private static final String USAGE = "usage: Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin]"
-            + " [--out DIR] [--only " + String.join(",", Arrays.stream(Transport.values()).map(Transport::optionName).toList())
-            + "]";
+            + " [--out DIR] [--only " + String.join(",", Selection.names()) + "]";
 
     private Bench() {
     }
@@ -48,11 +47,16 @@ public final class Bench {
                     : Placement.parse(arguments.value("placement", "both"));
             int runs = runs(arguments.value("runs", quick ? "1" : "3"));
             Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
-            List<Transport> transports = selected(arguments.value("only", null));
+            Selection selection = Selection.parse(arguments.value("only", null));
             List<Row> rows = new ArrayList<>();
-            for (Transport transport : transports) {
+            for (Transport transport : selection.transports()) {
                 for (Placement placement : placements) {
                     rows.add(Row.of(transport, placement, runs(transport, placement, runs, out, quick)));
+                }
+            }
+            for (Anchor anchor : selection.anchors()) {
+                for (Placement placement : placements) {
+                    rows.add(anchor.measure(placement, runs, quick, out));
                 }
             }
             System.out.println();
@@ -73,14 +77,6 @@ public final class Bench {
             log.debug("failure detail", e);
             System.exit(1);
         }
-    }
-
-    private static List<Transport> selected(String only) {
-        if (only == null) {
-            return List.of(Transport.values());
-        }
-        return Arrays.stream(only.split(",")).map(String::trim).map(Transport::parse).distinct()
-                .sorted(Comparator.naturalOrder()).toList();
     }
 
     static int runs(String option) {

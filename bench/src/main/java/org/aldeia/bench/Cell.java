@@ -11,14 +11,18 @@ import java.util.function.ToDoubleFunction;
  */
 record Cell(Measurement.Metric metric, int sizeBytes, int runs, double mean, double median, double p99, double p999) {
 
-    /** The median of each statistic over the runs' measurements of one metric and size. */
-    static Cell medianOf(List<Measurement> runs) {
-        Measurement first = runs.get(0);
-        boolean percentiles = first.metric().hasPercentiles();
-        return new Cell(first.metric(), first.sizeBytes(), runs.size(), median(runs, Measurement::mean),
-                percentiles ? median(runs, m -> m.p50Nanos() / 1e3) : Double.NaN,
-                percentiles ? median(runs, Measurement::p99) : Double.NaN,
-                percentiles ? median(runs, Measurement::p999) : Double.NaN);
+    /** One run's measurement as a cell; statistics the metric has no distribution for are NaN. */
+    static Cell of(Measurement m) {
+        boolean percentiles = m.metric().hasPercentiles();
+        return new Cell(m.metric(), m.sizeBytes(), 1, m.mean(), percentiles ? m.p50Nanos() / 1e3 : Double.NaN,
+                percentiles ? m.p99() : Double.NaN, percentiles ? m.p999() : Double.NaN);
+    }
+
+    /** The median of each statistic over cells of one metric and size (one per run). */
+    static Cell medianOf(List<Cell> runs) {
+        Cell first = runs.get(0);
+        return new Cell(first.metric(), first.sizeBytes(), runs.stream().mapToInt(Cell::runs).sum(),
+                median(runs, Cell::mean), median(runs, Cell::median), median(runs, Cell::p99), median(runs, Cell::p999));
     }
 
     /** The figure the table leads with: the median when there is one, else the mean. */
@@ -30,7 +34,7 @@ record Cell(Measurement.Metric metric, int sizeBytes, int runs, double mean, dou
         return !Double.isNaN(median);
     }
 
-    /** The median of the values (the mean of the middle two for an even count). */
+    /** The median of the values (the mean of the middle two for an even count); NaN when they are. */
     static <T> double median(List<T> items, ToDoubleFunction<T> statistic) {
         double[] values = items.stream().mapToDouble(statistic).sorted().toArray();
         int middle = values.length / 2;

@@ -18,18 +18,20 @@ record Row(String name, String label, int order, Placement placement, List<Cell>
         cells = List.copyOf(cells);
     }
 
-    /** The row of a transport from its runs: a cell for every (metric, size) any run measured. */
+    /** The row of a transport from its runs; the first run's failure, if any, is the row's. */
     static Row of(Transport transport, Placement placement, List<TransportResult> runs) {
-        Map<String, List<Measurement>> byCell = new LinkedHashMap<>();
-        String failure = null;
-        for (TransportResult run : runs) {
-            for (Measurement m : run.measurements()) {
-                byCell.computeIfAbsent(m.metric() + "/" + m.sizeBytes(), key -> new ArrayList<>()).add(m);
-            }
-            failure = failure != null ? failure : run.failure();
+        List<Cell> cells = runs.stream().flatMap(run -> run.measurements().stream()).map(Cell::of).toList();
+        String failure = runs.stream().map(TransportResult::failure).filter(f -> f != null).findFirst().orElse(null);
+        return of(transport.optionName(), transport.label(), transport.ordinal(), placement, cells, failure);
+    }
+
+    /** A row from the cells of all its runs: one cell per (metric, size), the median across runs. */
+    static Row of(String name, String label, int order, Placement placement, List<Cell> runCells, String failure) {
+        Map<String, List<Cell>> byCell = new LinkedHashMap<>();
+        for (Cell cell : runCells) {
+            byCell.computeIfAbsent(cell.metric() + "/" + cell.sizeBytes(), key -> new ArrayList<>()).add(cell);
         }
-        List<Cell> cells = byCell.values().stream().map(Cell::medianOf).toList();
-        return new Row(transport.optionName(), transport.label(), transport.ordinal(), placement, cells, failure);
+        return new Row(name, label, order, placement, byCell.values().stream().map(Cell::medianOf).toList(), failure);
     }
 
     Optional<Cell> cell(Measurement.Metric metric, int size) {

@@ -19,7 +19,7 @@ class CellTest {
                 new Measurement(Metric.LATENCY, 64, 1000, 2_000_000, 1000, 2000, 9000),
                 new Measurement(Metric.LATENCY, 64, 1000, 8_000_000, 4000, 5000, 6000),
                 new Measurement(Metric.LATENCY, 64, 1000, 4_000_000, 2000, 30000, 40000));
-        Cell cell = Cell.medianOf(runs);
+        Cell cell = Cell.medianOf(runs.stream().map(Cell::of).toList());
         assertEquals(3, cell.runs());
         assertEquals(2.0, cell.median(), 1e-9);
         assertEquals(5.0, cell.p99(), 1e-9);
@@ -36,7 +36,7 @@ class CellTest {
 
     @Test
     void aMetricWithoutDistributionHasNoMedianAndLeadsWithItsMean() {
-        Cell cell = Cell.medianOf(List.of(Measurement.total(Metric.BANDWIDTH, 65536, 1000, 500_000_000)));
+        Cell cell = Cell.of(Measurement.total(Metric.BANDWIDTH, 65536, 1000, 500_000_000));
         assertFalse(cell.hasMedian());
         assertEquals(cell.mean(), cell.value(), 1e-12);
     }
