@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,7 @@ enum Anchor {
 
     /** The name on the command line (--only) and in file names, e.g. {@code ucx-shm}. */
     String optionName() {
-        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        return OptionNames.of(this);
     }
 
     /** After every transport: its place and colour in the table and chart. */
@@ -92,14 +91,5 @@ enum Anchor {
         String path = System.getenv("PATH");
         return path != null && Arrays.stream(path.split(File.pathSeparator))
                 .anyMatch(dir -> !dir.isEmpty() && Files.isExecutable(Path.of(dir, command)));
-    }
-
-    static Anchor parse(String optionName) {
-        for (Anchor anchor : values()) {
-            if (anchor.optionName().equals(optionName)) {
-                return anchor;
-            }
-        }
-        throw new IllegalArgumentException("unknown row '" + optionName + "'");
     }
 }

@@ -3,6 +3,7 @@ package org.aldeia.bench;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /** The rows a run measures (--only), in the table's order: transports, then anchor tools. */
@@ -20,13 +21,13 @@ record Selection(List<Transport> transports, List<Anchor> anchors) {
         List<Anchor> anchors = new ArrayList<>();
         for (String name : only.split(",")) {
             String trimmed = name.trim();
-            if (Arrays.stream(Transport.values()).anyMatch(t -> t.optionName().equals(trimmed))) {
-                transports.add(Transport.parse(trimmed));
-            } else if (Arrays.stream(Anchor.values()).anyMatch(a -> a.optionName().equals(trimmed))) {
-                anchors.add(Anchor.parse(trimmed));
-            } else {
+            Optional<Transport> transport = OptionNames.find(Transport.class, trimmed);
+            Optional<Anchor> anchor = OptionNames.find(Anchor.class, trimmed);
+            if (transport.isEmpty() && anchor.isEmpty()) {
                 throw new IllegalArgumentException("unknown row '" + trimmed + "'; known: " + String.join(", ", names()));
             }
+            transport.ifPresent(transports::add);
+            anchor.ifPresent(anchors::add);
         }
         return new Selection(transports.stream().distinct().sorted().toList(), anchors.stream().distinct().sorted().toList());
     }
