@@ -73,8 +73,9 @@ final class ResultTable {
                 .append("ucx_perftest takes its percentiles over its last 2048 iterations.\n");
         for (Row row : rows) {
             if (!row.cells().isEmpty() && row.failure() != null) {
-                text.append(row.label()).append(" (").append(row.placement().label()).append("): stopped early: ")
-                        .append(row.failure()).append('\n');
+                int done = row.cells().stream().mapToInt(Cell::runs).max().orElse(0);
+                text.append(row.label()).append(" (").append(row.placement().label()).append("): stopped early (cells from ")
+                        .append(done).append(done == 1 ? " run" : " runs").append("): ").append(row.failure()).append('\n');
             }
         }
         return text.toString();

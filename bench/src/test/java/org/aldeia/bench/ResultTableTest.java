@@ -86,7 +86,7 @@ class ResultTableTest {
         String unix = line(block(table, 0), Transport.JDK_UNIX.label(), "free");
         assertTrue(unix.contains("20.0 (2.00x)"), unix);
         assertEquals(BenchClient.SIZES.size() - 1, count(unix, "n/a"), unix);
-        assertTrue(table.contains(Transport.JDK_UNIX.label() + " (free): stopped early: client: peer closed"), table);
+        assertTrue(table.contains(Transport.JDK_UNIX.label() + " (free): stopped early (cells from 1 run): client: peer closed"), table);
     }
 
     @Test
