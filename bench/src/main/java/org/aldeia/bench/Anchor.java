@@ -58,12 +58,14 @@ enum Anchor {
     }
 
     /**
-     * Ping-pong iterations of a tool for one size: about 0.1-0.2 s per cell here, at least 2000
-     * (so the p99.9 has two samples above it), fewer with --quick.
+     * Ping-pong iterations of a tool for one size: at least 2500, more than ucx_perftest's
+     * 2048-sample percentile window, and at most 20 000, so that a cell stays well under a
+     * second even when the tools' busy-polling processes share a core with a third process (on
+     * this 2-core machine 100 000 round trips then took 25-40 s); fewer with --quick.
      */
     static int iterations(int size, boolean quick) {
-        int full = (int) Math.max(2_000, Math.min(100_000, 400_000_000L / Math.max(1, size)));
-        return quick ? Math.max(200, full / 10) : full;
+        int full = (int) Math.max(2_500, Math.min(20_000, 400_000_000L / Math.max(1, size)));
+        return quick ? Math.max(250, full / 10) : full;
     }
 
     /** The row of {@code runs} runs in one placement; a failure ends the runs and is the row's reason. */

@@ -65,11 +65,11 @@ class AnchorTest {
 
     @Test
     void iterationsShrinkWithSizeWithinBounds() {
-        assertEquals(100_000, Anchor.iterations(64, false));
+        assertEquals(20_000, Anchor.iterations(64, false));
         assertEquals(6_103, Anchor.iterations(65536, false));
-        assertEquals(2_000, Anchor.iterations(1 << 20, false));
-        assertEquals(10_000, Anchor.iterations(64, true));
-        assertEquals(200, Anchor.iterations(1 << 20, true));
+        assertEquals(2_500, Anchor.iterations(1 << 20, false));
+        assertEquals(2_000, Anchor.iterations(64, true));
+        assertEquals(250, Anchor.iterations(1 << 20, true));
     }
 
     @Test
