@@ -172,10 +172,14 @@ public final class Bench {
                 ? Files.createTempDirectory(shm, prefix) : Files.createTempDirectory(prefix);
     }
 
-    /** The most telling line of the two JVMs' output: the first ERROR line, else how they ended. */
+    /**
+     * The most telling line of the two JVMs' output: the first ERROR line, else the first line of
+     * an uncaught throwable (an Error such as NoClassDefFoundError is not logged), else how they ended.
+     */
     static String failureReason(DeckLauncher.Result run) throws IOException {
         for (int node = 0; node < 2; node++) {
-            Optional<String> error = run.output(node).lines().filter(line -> line.contains(" ERROR ")).findFirst();
+            Optional<String> error = run.output(node).lines()
+                    .filter(line -> line.contains(" ERROR ") || line.startsWith("Exception in thread ")).findFirst();
             if (error.isPresent()) {
                 String line = error.get();
                 int message = line.indexOf(" - ");
