@@ -42,6 +42,20 @@ class ResultsChartTest {
         assertTrue(countPixels(image, Transport.AERON_IPC) > 100, "Aeron's line is missing");
     }
 
+    @Test
+    void eachMedianHasABarUpToItsP99() {
+        Row tight = Fixtures.row(Transport.AERON_IPC, Placement.FREE, 5.0, 3000.0);
+        // The same medians with a p99 fifty times above each: only the bars differ.
+        Row tailed = new Row(tight.name(), tight.label(), tight.order(), tight.placement(), tight.cells().stream()
+                .map(c -> new Cell(c.metric(), c.sizeBytes(), c.runs(), c.mean(), c.median(), 50 * c.median(),
+                        50 * c.median())).toList(), null);
+        // A baseline row fixes the vertical axis of both charts to the same decades.
+        Row axis = Fixtures.row(Transport.JDK_LOOPBACK, Placement.FREE, 1000.0, 2000.0);
+        int withoutBars = countPixels(ResultsChart.render(List.of(axis, tight), BenchClient.SIZES), Transport.AERON_IPC);
+        int withBars = countPixels(ResultsChart.render(List.of(axis, tailed), BenchClient.SIZES), Transport.AERON_IPC);
+        assertTrue(withBars > withoutBars + 100, withoutBars + " pixels without tails, " + withBars + " with");
+    }
+
     private static int countPixels(BufferedImage image, Transport transport) {
         int rgb = ResultsChart.colourOf(transport.ordinal()).getRGB() & 0xffffff;
         int n = 0;
