@@ -17,21 +17,23 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code ./aldeia bench}: for each {@link Transport}, a server JVM and a client JVM on this
- * machine (a 2-node run of {@link DeckLauncher}, which also gives the static DECK rows their
- * nodes file); then one table on stdout, {@code bench-results.csv} and {@code bench-results.png}
- * in the output directory. A transport that cannot run becomes an "n/a (reason)" row.
+ * {@code ./aldeia bench}: for each {@link Transport} and {@link Placement}, {@code --runs} times,
+ * a server JVM and a client JVM on this machine (a 2-node run of {@link DeckLauncher}, which also
+ * gives the static DECK rows their nodes file); then the tables on stdout,
+ * {@code bench-results.csv} and {@code bench-results.png} in the output directory. Each figure
+ * is the median across the runs. A transport that cannot run becomes an "n/a (reason)" row.
  *
- * <pre>Bench [--quick] [--pin] [--out DIR] [--only name,name,...]</pre>
+ * <pre>Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin] [--out DIR] [--only name,name,...]</pre>
  *
- * <p>{@code --pin} runs the server on core 0 and the client on core 1 (taskset), the placement
- * where every wake-up crosses cores; without it the scheduler places both.
+ * <p>Pinned runs the server on core 0 and the client on core 1 (taskset), the placement where
+ * every wake-up crosses cores; free lets the scheduler place both. {@code --pin} is
+ * {@code --placement pinned}.
  */
 public final class Bench {
 
     private static final Logger log = LoggerFactory.getLogger(Bench.class);
-    private static final String USAGE = "usage: Bench [--quick] [--pin] [--out DIR] [--only "
-            + String.join(",", Arrays.stream(Transport.values()).map(Transport::optionName).toList()) + "]";
+    private static final String USAGE = "usage: Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin]"
+            + " [--out DIR] [--only " + String.join(",", Selection.names()) + "]";
 
     private Bench() {
     }
@@ -41,19 +43,28 @@ public final class Bench {
         try {
             BenchArguments arguments = BenchArguments.parse(args);
             boolean quick = arguments.flag("quick");
-            boolean pin = arguments.flag("pin");
+            List<Placement> placements = arguments.flag("pin") ? List.of(Placement.PINNED)
+                    : Placement.parse(arguments.value("placement", "both"));
+            int runs = runs(arguments.value("runs", quick ? "1" : "3"));
             Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
-            List<Transport> transports = selected(arguments.value("only", null));
-            List<TransportResult> results = new ArrayList<>();
-            for (Transport transport : transports) {
-                results.add(run(transport, out, quick, pin));
+            Selection selection = Selection.parse(arguments.value("only", null));
+            List<Row> rows = new ArrayList<>();
+            for (Transport transport : selection.transports()) {
+                for (Placement placement : placements) {
+                    rows.add(Row.of(transport, placement, runs(transport, placement, runs, out, quick)));
+                }
+            }
+            for (Anchor anchor : selection.anchors()) {
+                for (Placement placement : placements) {
+                    rows.add(anchor.measure(placement, runs, quick, out));
+                }
             }
             System.out.println();
-            System.out.print(ResultTable.render(results, BenchClient.SIZES));
+            System.out.print(ResultTable.render(rows, BenchClient.SIZES));
             Path csv = out.resolve("bench-results.csv");
             Path png = out.resolve("bench-results.png");
-            ResultsCsv.write(results, csv);
-            ResultsChart.write(results, BenchClient.SIZES, png);
+            ResultsCsv.write(rows, csv);
+            ResultsChart.write(rows, BenchClient.SIZES, png);
             System.out.println("CSV: " + csv);
             System.out.println("chart: " + png);
             System.out.println("each transport's logs: " + out.resolve("bench-runs"));
@@ -68,22 +79,44 @@ public final class Bench {
         }
     }
 
-    private static List<Transport> selected(String only) {
-        if (only == null) {
-            return List.of(Transport.values());
+    static int runs(String option) {
+        try {
+            int runs = Integer.parseInt(option);
+            if (runs >= 1) {
+                return runs;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
         }
-        return Arrays.stream(only.split(",")).map(String::trim).map(Transport::parse).distinct()
-                .sorted(Comparator.naturalOrder()).toList();
+        throw new IllegalArgumentException("--runs must be a whole number of at least 1, not '" + option + "'");
     }
 
-    /** Runs one transport's two JVMs; a failure becomes the result's reason, never an exception. */
-    static TransportResult run(Transport transport, Path out, boolean quick, boolean pin) throws IOException, InterruptedException {
-        Path dir = out.resolve("bench-runs").resolve(transport.optionName());
+    /**
+     * {@code runs} runs of one transport in one placement; after a run that measured nothing
+     * (the transport cannot run here) the others are skipped, as they would only fail again.
+     */
+    private static List<TransportResult> runs(Transport transport, Placement placement, int runs, Path out, boolean quick)
+            throws IOException, InterruptedException {
+        List<TransportResult> results = new ArrayList<>();
+        for (int run = 1; run <= runs; run++) {
+            TransportResult result = run(transport, placement, run, out, quick);
+            results.add(result);
+            if (result.measurements().isEmpty()) {
+                break;
+            }
+        }
+        return results;
+    }
+
+    /** Runs one transport's two JVMs once; a failure becomes the result's reason, never an exception. */
+    static TransportResult run(Transport transport, Placement placement, int number, Path out, boolean quick)
+            throws IOException, InterruptedException {
+        Path dir = out.resolve("bench-runs").resolve(transport.optionName()).resolve(placement.label() + "-" + number);
         Files.createDirectories(dir);
         Path rendezvous = dir.resolve("server.address");
         Files.deleteIfExists(rendezvous);
         Path scratch = scratchDirectory(transport);
-        log.info("bench: {} ...", transport.label());
+        log.info("bench: {}, {}, run {} ...", transport.label(), placement.label(), number);
         try {
             List<String> args = new ArrayList<>(List.of("--transport", transport.optionName(),
                     "--rendezvous", rendezvous.toString(), "--scratch", scratch.toString()));
@@ -94,8 +127,8 @@ public final class Bench {
                     .jvmOptions(transport.jvmOptions().toArray(String[]::new))
                     .timeout(quick ? Duration.ofSeconds(90) : Duration.ofMinutes(4))
                     .workDir(dir);
-            if (pin) {
-                launcher.pinned(0, 1);
+            if (placement.cpus().length > 0) {
+                launcher.pinned(placement.cpus());
             }
             // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport;
             // dynamic rows with settings share one aldeia.conf.
@@ -114,7 +147,7 @@ public final class Bench {
                     .map(Measurement::parse).flatMap(Optional::stream).toList();
             String failure = run.succeeded() ? null : failureReason(run);
             if (failure != null) {
-                log.warn("bench: {}: n/a ({}); logs in {}", transport.label(), failure, dir);
+                log.warn("bench: {}, {}: n/a ({}); logs in {}", transport.label(), placement.label(), failure, dir);
             }
             return new TransportResult(transport, measurements, failure);
         } finally {
@@ -139,10 +172,14 @@ public final class Bench {
                 ? Files.createTempDirectory(shm, prefix) : Files.createTempDirectory(prefix);
     }
 
-    /** The most telling line of the two JVMs' output: the first ERROR line, else how they ended. */
+    /**
+     * The most telling line of the two JVMs' output: the first ERROR line, else the first line of
+     * an uncaught throwable (an Error such as NoClassDefFoundError is not logged), else how they ended.
+     */
     static String failureReason(DeckLauncher.Result run) throws IOException {
         for (int node = 0; node < 2; node++) {
-            Optional<String> error = run.output(node).lines().filter(line -> line.contains(" ERROR ")).findFirst();
+            Optional<String> error = run.output(node).lines()
+                    .filter(line -> line.contains(" ERROR ") || line.startsWith("Exception in thread ")).findFirst();
             if (error.isPresent()) {
                 String line = error.get();
                 int message = line.indexOf(" - ");

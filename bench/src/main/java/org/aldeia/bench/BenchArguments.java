@@ -8,7 +8,7 @@ import java.util.Set;
 /** {@code --name value} options and {@code --flag} switches; anything else is an error, so a typo never runs a default. */
 final class BenchArguments {
 
-    private static final Set<String> VALUE_OPTIONS = Set.of("transport", "rendezvous", "scratch", "out", "only");
+    private static final Set<String> VALUE_OPTIONS = Set.of("transport", "rendezvous", "scratch", "out", "only", "runs", "placement");
     private static final Set<String> FLAG_OPTIONS = Set.of("quick", "pin");
 
     private final Map<String, String> values;

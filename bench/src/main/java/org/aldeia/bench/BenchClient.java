@@ -4,21 +4,28 @@ import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
 import java.util.List;
+import java.util.Optional;
 import java.util.Random;
 import java.util.function.Consumer;
 
+import org.HdrHistogram.Histogram;
+
 /**
- * The measuring side: a ping-pong per message size, then a one-way stream of 64 KiB chunks
- * acknowledged by the server. Every echo is checked, so a transport that loses, corrupts or
- * replays data fails instead of reporting a fast number.
+ * The measuring side: a ping-pong per message size (each round trip timed into a histogram),
+ * the CPU time of both JVMs over the 64 B ping-pong, a one-way stream per write size
+ * acknowledged by the server, then the connection set-up phase when the row has one. Every echo
+ * is checked, so a transport that loses, corrupts or replays data fails instead of reporting a
+ * fast number.
  */
 final class BenchClient {
 
     /** The ping-pong sizes of the table: 1 B, 64 B, 1 KiB, 10 KiB, 64 KiB, 1 MiB. */
     static final List<Integer> SIZES = List.of(1, 64, 1024, 10 * 1024, 64 * 1024, 1024 * 1024);
     static final int LARGEST_SIZE = 1024 * 1024;
-    /** Bytes per write of the streaming test. */
-    static final int STREAM_CHUNK = 64 * 1024;
+    /** Bytes per write of the streaming tests: 64 KiB and 1 MiB. */
+    static final List<Integer> STREAM_CHUNKS = List.of(64 * 1024, 1024 * 1024);
+    /** The ping-pong whose CPU time (both JVMs) is measured: the small message a request/response sends. */
+    static final int CPU_SIZE = 64;
     /**
      * Echo bytes compared besides the first and last: every STRIDE-th. The two alternating
      * frames differ in every payload byte, so a stale echo already fails at byte 0; the samples
@@ -28,24 +35,35 @@ final class BenchClient {
 
     private final MessageLink link;
     private final Pacing pacing;
+    private final Optional<ConnectionSetup> setup;
 
-    BenchClient(MessageLink link, Pacing pacing) {
+    BenchClient(MessageLink link, Pacing pacing, Optional<ConnectionSetup> setup) {
         this.link = link;
         this.pacing = pacing;
+        this.setup = setup;
     }
 
     /** Runs every measurement, reporting each as soon as it is done, then ends the session. */
     void run(List<Integer> sizes, Consumer<Measurement> report) throws IOException {
         for (int size : sizes) {
-            report.accept(pingPong(size));
+            pingPong(size, report);
         }
-        report.accept(stream());
+        for (int chunk : STREAM_CHUNKS) {
+            report.accept(stream(chunk));
+        }
+        if (setup.isPresent()) {
+            report.accept(setup.get().measure(link, pacing.setupWarmup(), pacing.setupConnections()));
+        }
         byte[] end = new byte[HEADER_BYTES];
         link.send(end, BenchProtocol.END, 0);
         link.flush();
     }
 
-    Measurement pingPong(int size) throws IOException {
+    /**
+     * Reports the ping-pong of {@code size}; for {@link #CPU_SIZE} also the CPU time both JVMs
+     * spent in its timed loop (the server's asked for before and after, outside the loop).
+     */
+    void pingPong(int size, Consumer<Measurement> report) throws IOException {
         byte[][] frames = alternatingFrames(size);
         byte[] echo = new byte[HEADER_BYTES + size];
         long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
@@ -58,35 +76,62 @@ final class BenchClient {
             elapsed = System.nanoTime() - start;
         } while (rounds < pacing.minIterations() || elapsed < warmupNanos);
         long count = pacing.count(pacing.targetSeconds(), (double) elapsed / rounds);
+        boolean cpu = size == CPU_SIZE;
+        long cpuBefore = cpu ? serverCpuNanos() + ProcessCpu.nanos() : 0;
+        Histogram roundTrips = new Histogram(3);
         start = System.nanoTime();
+        // One clock read per round trip: each ends where the next begins, so the recorded
+        // round trips add up to the loop's time (recording costs some ns of the next one).
+        long previous = start;
         for (long k = 0; k < count; k++) {
             roundTrip(frames[(int) (k & 1)], echo, size);
+            long now = System.nanoTime();
+            roundTrips.recordValue(now - previous);
+            previous = now;
         }
-        return new Measurement(Measurement.Metric.LATENCY, size, count, System.nanoTime() - start);
+        long total = previous - start;
+        if (cpu) {
+            long cpuNanos = ProcessCpu.nanos() + serverCpuNanos() - cpuBefore;
+            report.accept(Measurement.total(Measurement.Metric.CPU, size, count, cpuNanos));
+        }
+        report.accept(Measurement.distribution(Measurement.Metric.LATENCY, size, total, roundTrips, true));
     }
 
-    Measurement stream() throws IOException {
-        byte[] chunk = new byte[HEADER_BYTES + STREAM_CHUNK];
-        new Random(STREAM_CHUNK).nextBytes(chunk);
+    /** The server JVM's CPU time so far, asked over the link. */
+    private long serverCpuNanos() throws IOException {
+        byte[] frame = new byte[HEADER_BYTES + Long.BYTES];
+        link.send(frame, BenchProtocol.CPU_QUERY, 0);
+        link.flush();
+        int length = link.receive(frame);
+        if (BenchProtocol.type(frame) != BenchProtocol.CPU_TIME || length != Long.BYTES) {
+            throw new IOException("expected the server's CPU time, got a frame of type " + BenchProtocol.type(frame)
+                    + " with " + length + " bytes");
+        }
+        return BenchProtocol.getLong(frame, HEADER_BYTES);
+    }
+
+    Measurement stream(int chunkBytes) throws IOException {
+        byte[] chunk = new byte[HEADER_BYTES + chunkBytes];
+        new Random(chunkBytes).nextBytes(chunk);
         long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
         long start = System.nanoTime();
         long chunks = 0;
         long elapsed;
         do {
-            chunks += streamBurst(chunk, pacing.minIterations());
+            chunks += streamBurst(chunk, chunkBytes, pacing.minIterations());
             elapsed = System.nanoTime() - start;
         } while (elapsed < warmupNanos);
         long count = pacing.count(pacing.streamSeconds(), (double) elapsed / chunks);
         start = System.nanoTime();
-        streamBurst(chunk, count);
-        return new Measurement(Measurement.Metric.BANDWIDTH, STREAM_CHUNK, count, System.nanoTime() - start);
+        streamBurst(chunk, chunkBytes, count);
+        return Measurement.total(Measurement.Metric.BANDWIDTH, chunkBytes, count, System.nanoTime() - start);
     }
 
     /** Sends {@code count} numbered chunks and waits for the server's acknowledgement of all of them. */
-    private long streamBurst(byte[] chunk, long count) throws IOException {
+    private long streamBurst(byte[] chunk, int chunkBytes, long count) throws IOException {
         for (long k = 0; k < count; k++) {
             BenchProtocol.putLong(chunk, HEADER_BYTES, k);
-            link.send(chunk, BenchProtocol.CHUNK, STREAM_CHUNK);
+            link.send(chunk, BenchProtocol.CHUNK, chunkBytes);
         }
         byte[] end = new byte[HEADER_BYTES + Long.BYTES];
         BenchProtocol.putLong(end, HEADER_BYTES, count);

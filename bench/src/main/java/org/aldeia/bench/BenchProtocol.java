@@ -22,6 +22,14 @@ final class BenchProtocol {
     static final int ACK = 5;
     /** Client → server: the session is over. */
     static final int END = 6;
+    /** Client → server: report your process's CPU time (to time the CPU of both JVMs). */
+    static final int CPU_QUERY = 7;
+    /** Server → client: the server JVM's user + sys CPU time in ns (8-byte payload). */
+    static final int CPU_TIME = 8;
+    /** Client → server: listen for this many set-up connections (4-byte payload). */
+    static final int SETUP = 9;
+    /** Server → client: listening; the payload is the port, as text. */
+    static final int SETUP_READY = 10;
 
     private BenchProtocol() {
     }
@@ -48,14 +56,14 @@ final class BenchProtocol {
         return (long) getInt(frame, offset) << 32 | (getInt(frame, offset + 4) & 0xffffffffL);
     }
 
-    private static void putInt(byte[] frame, int offset, int value) {
+    static void putInt(byte[] frame, int offset, int value) {
         frame[offset] = (byte) (value >>> 24);
         frame[offset + 1] = (byte) (value >>> 16);
         frame[offset + 2] = (byte) (value >>> 8);
         frame[offset + 3] = (byte) value;
     }
 
-    private static int getInt(byte[] frame, int offset) {
+    static int getInt(byte[] frame, int offset) {
         return (frame[offset] & 0xff) << 24 | (frame[offset + 1] & 0xff) << 16
                 | (frame[offset + 2] & 0xff) << 8 | (frame[offset + 3] & 0xff);
     }

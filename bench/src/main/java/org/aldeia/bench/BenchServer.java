@@ -3,17 +3,26 @@ package org.aldeia.bench;
 import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
+import java.util.Collections;
+import java.util.Optional;
 
-/** The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream. */
+/**
+ * The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream,
+ * reports its JVM's CPU time and serves the connection set-up phase when asked.
+ */
 final class BenchServer {
 
     private BenchServer() {
     }
 
-    /** Serves {@code link} until the client's END; returns how many pings were echoed. */
-    static long serve(MessageLink link) throws IOException {
-        byte[] frame = new byte[HEADER_BYTES + Math.max(BenchClient.LARGEST_SIZE, BenchClient.STREAM_CHUNK)];
+    /**
+     * Serves {@code link} until the client's END; returns how many pings were echoed.
+     * {@code setup} serves the connection set-up phase (empty: the row has none).
+     */
+    static long serve(MessageLink link, Optional<ConnectionSetup> setup) throws IOException {
+        byte[] frame = new byte[HEADER_BYTES + Math.max(BenchClient.LARGEST_SIZE, Collections.max(BenchClient.STREAM_CHUNKS))];
         byte[] ack = new byte[HEADER_BYTES + 1];
+        byte[] cpu = new byte[HEADER_BYTES + Long.BYTES];
         long echoed = 0;
         long nextChunk = 0;
         while (true) {
@@ -41,6 +50,17 @@ final class BenchServer {
                     nextChunk = 0;
                     link.send(ack, BenchProtocol.ACK, 1);
                     link.flush();
+                    break;
+                case BenchProtocol.CPU_QUERY:
+                    BenchProtocol.putLong(cpu, HEADER_BYTES, ProcessCpu.nanos());
+                    link.send(cpu, BenchProtocol.CPU_TIME, Long.BYTES);
+                    link.flush();
+                    break;
+                case BenchProtocol.SETUP:
+                    if (setup.isEmpty() || length != Integer.BYTES) {
+                        throw new IOException("a set-up phase was asked for but this row has none");
+                    }
+                    setup.get().serve(link, BenchProtocol.getInt(frame, HEADER_BYTES));
                     break;
                 case BenchProtocol.END:
                     return echoed;

@@ -86,7 +86,12 @@ final class Links {
         }
     }
 
-    private static SocketKind socketKind(Transport transport) {
+    /** Whether the row's connections are java.net sockets (of {@link #socketKind}). */
+    static boolean isSocketTransport(Transport transport) {
+        return transport == Transport.JDK_LOOPBACK || transport.isAldeia();
+    }
+
+    static SocketKind socketKind(Transport transport) {
         if (transport == Transport.JDK_LOOPBACK || transport.isInstalled()) {
             return SocketKind.JDK;
         }

@@ -4,52 +4,111 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Function;
+
+import org.aldeia.bench.Measurement.Metric;
 
 /**
- * The benchmark's one table: a row per transport, a column per ping-pong size (one-way latency)
- * and one for streaming bandwidth; each cell is "value (ratio to the JDK loopback row)".
+ * The benchmark's tables, a row per transport and placement: median one-way latency per
+ * ping-pong size; its tail (p99 / p99.9); streaming bandwidth, connection set-up and CPU per
+ * round trip. Ratios are to the JDK loopback row of the same placement.
  */
 final class ResultTable {
 
     private static final int MAX_REASON = 160;
+    /** Marks a figure that is a mean because its tool prints no median (fi_pingpong). */
+    static final String MEAN_ONLY = "*";
 
     private ResultTable() {
     }
 
-    static String render(List<TransportResult> results, List<Integer> sizes) {
-        Optional<TransportResult> baseline = results.stream()
-                .filter(r -> r.transport() == Transport.BASELINE).findFirst();
-        List<String> header = new ArrayList<>();
-        header.add("transport");
-        sizes.forEach(size -> header.add(Sizes.label(size)));
-        header.add("stream MB/s");
-        List<List<String>> rows = new ArrayList<>();
-        List<String> notes = new ArrayList<>();
-        for (TransportResult result : results) {
-            List<String> row = new ArrayList<>();
-            row.add(result.transport().label());
-            if (result.measurements().isEmpty()) {
-                row.add("n/a (" + shortened(result.failure()) + ")");
-            } else {
-                for (int size : sizes) {
-                    row.add(cell(result.latency(size), baseline.flatMap(b -> b.latency(size))));
-                }
-                row.add(cell(result.bandwidth(), baseline.flatMap(TransportResult::bandwidth)));
-                if (result.failure() != null) {
-                    notes.add(result.transport().label() + ": stopped early: " + result.failure());
-                }
+    static String render(List<Row> rows, List<Integer> sizes) {
+        int runs = rows.stream().flatMap(r -> r.cells().stream()).mapToInt(Cell::runs).max().orElse(1);
+        StringBuilder text = new StringBuilder();
+        text.append("One-way latency, median µs (ping-pong, half of each round trip), median of ").append(runs)
+                .append(runs == 1 ? " run" : " runs").append(". Each cell: value (ratio to ")
+                .append(Transport.BASELINE.label()).append(" in the same placement; < 1x is better).\n");
+        appendBlock(text, rows, headerOf(sizes.stream().map(Sizes::label).toList()), row -> {
+            List<String> cells = new ArrayList<>();
+            for (int size : sizes) {
+                cells.add(withRatio(row.cell(Metric.LATENCY, size), baseline(rows, row, Metric.LATENCY, size)));
             }
-            rows.add(row);
+            return cells;
+        }, true);
+        text.append("\nOne-way latency tail: p99 / p99.9 µs.\n");
+        appendBlock(text, rows, headerOf(sizes.stream().map(Sizes::label).toList()), row -> {
+            List<String> cells = new ArrayList<>();
+            for (int size : sizes) {
+                cells.add(row.cell(Metric.LATENCY, size).filter(Cell::hasMedian)
+                        .map(c -> number(c.p99()) + " / " + number(c.p999())).orElse("n/a"));
+            }
+            return cells;
+        }, false);
+        text.append("\nStreaming MB/s (10^6 B/s) with 64 KiB and with 1 MiB writes (> 1x is better); connection set-up\n")
+                .append("(connect + 1-byte echo + close, sequential) median / p99 µs; CPU µs per 64 B round trip\n")
+                .append("(user + sys of both JVMs over the 64 B ping-pong). Ratios to ").append(Transport.BASELINE.label())
+                .append(", same placement.\n");
+        List<String> streamHeader = new ArrayList<>();
+        BenchClient.STREAM_CHUNKS.forEach(chunk -> streamHeader.add("stream " + Sizes.label(chunk)));
+        streamHeader.add("set-up median / p99");
+        streamHeader.add("CPU µs / 64 B RT");
+        appendBlock(text, rows, headerOf(streamHeader), row -> {
+            List<String> cells = new ArrayList<>();
+            for (int chunk : BenchClient.STREAM_CHUNKS) {
+                cells.add(withRatio(row.cell(Metric.BANDWIDTH, chunk), baseline(rows, row, Metric.BANDWIDTH, chunk)));
+            }
+            Optional<Cell> setup = row.cell(Metric.SETUP);
+            Optional<Cell> setupBase = baseline(rows, row, Metric.SETUP, 1);
+            cells.add(setup.map(c -> number(c.median()) + " / " + number(c.p99())
+                    + setupBase.map(b -> " (" + ratio(c.median() / b.median()) + ")").orElse("")).orElse("n/a"));
+            cells.add(withRatio(row.cell(Metric.CPU), baseline(rows, row, Metric.CPU, BenchClient.CPU_SIZE)));
+            return cells;
+        }, false);
+        if (rows.stream().flatMap(r -> r.cells().stream()).anyMatch(c -> !c.hasMedian() && c.metric() == Metric.LATENCY)) {
+            text.append(MEAN_ONLY).append(" a mean: fi_pingpong prints no median or percentiles.\n");
         }
-        StringBuilder text = new StringBuilder()
-                .append("One-way latency in µs (ping-pong, half a round trip) per message size; streaming bandwidth in MB/s\n")
-                .append("(10^6 B/s, 64 KiB writes). Each cell: value (ratio to ").append(Transport.BASELINE.label())
-                .append("; latency < 1x and bandwidth > 1x are better).\n");
-        appendAligned(text, header, rows);
         text.append("Aeron IPC: embedded media driver in the server JVM, ThreadingMode.SHARED, BackoffIdleStrategy\n")
-                .append("(spin, yield, then park 1..100 µs) in the driver and both clients: no busy-spinning on 2 cores.\n");
-        notes.forEach(note -> text.append(note).append('\n'));
+                .append("(spin, yield, then park 1..100 µs) in the driver and both clients: no busy-spinning on 2 cores.\n")
+                .append("UCX and libfabric rows are their own C tools, which busy-poll: anchors, not Java transports;\n")
+                .append("ucx_perftest takes its percentiles over its last 2048 iterations.\n");
+        for (Row row : rows) {
+            if (!row.cells().isEmpty() && row.failure() != null) {
+                int done = row.cells().stream().mapToInt(Cell::runs).max().orElse(0);
+                text.append(row.label()).append(" (").append(row.placement().label()).append("): stopped early (cells from ")
+                        .append(done).append(done == 1 ? " run" : " runs").append("): ").append(row.failure()).append('\n');
+            }
+        }
         return text.toString();
+    }
+
+    private static List<String> headerOf(List<String> columns) {
+        List<String> header = new ArrayList<>(List.of("transport", "placement"));
+        header.addAll(columns);
+        return header;
+    }
+
+    /**
+     * One aligned block: a line per row, its cells from {@code cells}; a row without any cell
+     * is one "n/a" cell, with the reason when {@code reasons}.
+     */
+    private static void appendBlock(StringBuilder text, List<Row> rows, List<String> header,
+            Function<Row, List<String>> cells, boolean reasons) {
+        List<List<String>> lines = new ArrayList<>();
+        for (Row row : rows) {
+            List<String> line = new ArrayList<>(List.of(row.label(), row.placement().label()));
+            if (row.cells().isEmpty()) {
+                line.add(reasons ? "n/a (" + shortened(row.failure()) + ")" : "n/a");
+            } else {
+                line.addAll(cells.apply(row));
+            }
+            lines.add(line);
+        }
+        appendAligned(text, header, lines);
+    }
+
+    /** The cell of the baseline row in {@code row}'s placement. */
+    private static Optional<Cell> baseline(List<Row> rows, Row row, Metric metric, int size) {
+        return rows.stream().filter(r -> r.isBaselineFor(row)).findFirst().flatMap(b -> b.cell(metric, size));
     }
 
     /**
@@ -57,20 +116,22 @@ final class ResultTable {
      * (native errors put the cause last); the CSV keeps it whole.
      */
     static String shortened(String reason) {
-        if (reason.length() <= MAX_REASON) {
-            return reason;
+        String text = reason == null ? "no result" : reason;
+        if (text.length() <= MAX_REASON) {
+            return text;
         }
         int head = MAX_REASON / 3;
-        return reason.substring(0, head) + " ... " + reason.substring(reason.length() - (MAX_REASON - head - 5));
+        return text.substring(0, head) + " ... " + text.substring(text.length() - (MAX_REASON - head - 5));
     }
 
-    /** "12.3 (0.45x)"; "n/a" without a measurement; the value alone without a baseline figure. */
-    static String cell(Optional<Measurement> measurement, Optional<Measurement> baseline) {
-        if (measurement.isEmpty()) {
+    /** "12.3 (0.45x)"; "n/a" without a figure; the value alone without a baseline figure. */
+    static String withRatio(Optional<Cell> cell, Optional<Cell> baseline) {
+        if (cell.isEmpty()) {
             return "n/a";
         }
-        double value = measurement.get().value();
-        return baseline.map(b -> number(value) + " (" + ratio(value / b.value()) + ")").orElse(number(value));
+        double value = cell.get().value();
+        String shown = number(value) + (cell.get().hasMedian() || !cell.get().metric().hasPercentiles() ? "" : MEAN_ONLY);
+        return baseline.map(b -> shown + " (" + ratio(value / b.value()) + ")").orElse(shown);
     }
 
     /** Three significant digits for the usual magnitudes: 1.23, 12.3, 123, 12345. */
@@ -98,7 +159,8 @@ final class ResultTable {
             boolean spanning = row.size() < header.size();
             StringBuilder line = new StringBuilder(pad(row.get(0), widths[0], false));
             for (int i = 1; i < row.size(); i++) {
-                line.append(" | ").append(spanning ? row.get(i) : pad(row.get(i), widths[i], true));
+                boolean span = spanning && i == row.size() - 1;
+                line.append(" | ").append(span ? row.get(i) : pad(row.get(i), widths[i], i > 1));
             }
             text.append(line.toString().stripTrailing()).append('\n');
         }

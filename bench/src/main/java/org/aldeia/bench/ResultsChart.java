@@ -15,15 +15,18 @@ import java.util.function.ToDoubleFunction;
 
 import javax.imageio.ImageIO;
 
+import org.aldeia.bench.Measurement.Metric;
+
 /**
- * The PNG chart, drawn with plain Java2D: left, one-way latency (µs) against message size;
- * right, ping-pong throughput (size / one-way time, MB/s) against size, with each transport's
- * streaming bandwidth as a diamond at 64 KiB. Both axes logarithmic; one colour per transport.
+ * The PNG chart, drawn with plain Java2D: left, median one-way latency (µs) against message
+ * size, with a bar up to each point's p99; right, ping-pong throughput (size / median one-way
+ * time, MB/s) against size, with each row's streaming bandwidth as diamonds at its write sizes.
+ * Both axes logarithmic; one colour per transport or tool, solid lines free, dashed pinned.
  */
 final class ResultsChart {
 
     static final int WIDTH = 1400;
-    static final int HEIGHT = 620;
+    static final int HEIGHT = 760;
 
     private static final Color[] COLOURS = {
         new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c),
@@ -32,19 +35,19 @@ final class ResultsChart {
     };
     private static final int MARGIN_LEFT = 80;
     private static final int MARGIN_TOP = 50;
-    private static final int MARGIN_BOTTOM = 150;
+    private static final int MARGIN_BOTTOM = 260;
     private static final int PANEL_GAP = 110;
 
     private ResultsChart() {
     }
 
-    static void write(List<TransportResult> results, List<Integer> sizes, Path file) throws IOException {
-        if (!ImageIO.write(render(results, sizes), "png", file.toFile())) {
+    static void write(List<Row> rows, List<Integer> sizes, Path file) throws IOException {
+        if (!ImageIO.write(render(rows, sizes), "png", file.toFile())) {
             throw new IOException("no PNG writer in this JDK's ImageIO; cannot write " + file);
         }
     }
 
-    static BufferedImage render(List<TransportResult> results, List<Integer> sizes) {
+    static BufferedImage render(List<Row> rows, List<Integer> sizes) {
         BufferedImage image = new BufferedImage(WIDTH, HEIGHT, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = image.createGraphics();
         try {
@@ -54,61 +57,85 @@ final class ResultsChart {
             g.fillRect(0, 0, WIDTH, HEIGHT);
             int panelWidth = (WIDTH - MARGIN_LEFT - PANEL_GAP - 30) / 2;
             int panelHeight = HEIGHT - MARGIN_TOP - MARGIN_BOTTOM;
+            List<Double> latencies = values(rows, sizes, Cell::value, false);
+            latencies.addAll(values(rows, sizes, Cell::p99, false));
             Panel latency = new Panel(MARGIN_LEFT, MARGIN_TOP, panelWidth, panelHeight,
-                    "One-way latency (ping-pong)", "µs", sizes, values(results, sizes, Measurement::value, false));
+                    "One-way latency: median, bar to p99 (ping-pong)", "µs", sizes, latencies);
             Panel bandwidth = new Panel(MARGIN_LEFT + panelWidth + PANEL_GAP, MARGIN_TOP, panelWidth, panelHeight,
-                    "Throughput (size / one-way time; ◇ = streaming, 64 KiB writes)", "MB/s", sizes,
-                    values(results, sizes, Measurement::megabytesPerSecond, true));
+                    "Throughput (size / median one-way time; ◇ = streaming)", "MB/s", sizes,
+                    values(rows, sizes, ResultsChart::megabytesPerSecond, true));
             latency.drawFrame(g);
             bandwidth.drawFrame(g);
-            for (int i = 0; i < results.size(); i++) {
-                TransportResult result = results.get(i);
-                Color colour = colourOf(result.transport());
-                latency.drawSeries(g, colour, points(result, sizes, Measurement::value));
-                bandwidth.drawSeries(g, colour, points(result, sizes, Measurement::megabytesPerSecond));
-                result.bandwidth().ifPresent(m -> bandwidth.drawDiamond(g, colour, m.sizeBytes(), m.value()));
-                drawLegendEntry(g, colour, result, i);
+            List<String> legend = new ArrayList<>();
+            for (int i = 0; i < rows.size(); i++) {
+                Row row = rows.get(i);
+                Color colour = colourOf(row.order());
+                // Rows' bars at one size would cover each other: each row's a few pixels aside.
+                int barOffset = (i % 9 - 4) * 3;
+                boolean dashed = row.placement() == Placement.PINNED;
+                latency.drawSeries(g, colour, dashed, points(row, sizes, Cell::value));
+                for (double[] bar : points(row, sizes, Cell::p99)) {
+                    row.cell(Metric.LATENCY, (int) bar[0]).ifPresent(c -> latency.drawBar(g, colour, bar[0], barOffset,
+                            c.value(), bar[1]));
+                }
+                bandwidth.drawSeries(g, colour, dashed, points(row, sizes, ResultsChart::megabytesPerSecond));
+                row.cells().stream().filter(c -> c.metric() == Metric.BANDWIDTH)
+                        .forEach(c -> bandwidth.drawDiamond(g, colour, c.sizeBytes(), c.value()));
+                if (!legend.contains(row.name())) {
+                    drawLegendEntry(g, colour, row, legend.size());
+                    legend.add(row.name());
+                }
             }
+            g.setColor(Color.BLACK);
+            g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+            g.drawString("solid: free placement; dashed: pinned (server core 0, client core 1); each point the median of the runs",
+                    MARGIN_LEFT, HEIGHT - 14);
         } finally {
             g.dispose();
         }
         return image;
     }
 
-    /** Each transport keeps its colour whichever rows a run draws. */
-    static Color colourOf(Transport transport) {
-        return COLOURS[transport.ordinal() % COLOURS.length];
+    /** Each transport or tool keeps its colour whichever rows a run draws (see {@link Row#order()}). */
+    static Color colourOf(int order) {
+        return COLOURS[order % COLOURS.length];
     }
 
-    private static void drawLegendEntry(Graphics2D g, Color colour, TransportResult result, int index) {
+    /** A ping-pong cell's throughput: size over the median one-way time, MB/s. */
+    private static double megabytesPerSecond(Cell cell) {
+        return cell.sizeBytes() / cell.value();
+    }
+
+    private static void drawLegendEntry(Graphics2D g, Color colour, Row row, int index) {
         int x = MARGIN_LEFT + (index % 3) * 420;
-        int y = HEIGHT - 60 + (index / 3) * 24;
+        int y = HEIGHT - MARGIN_BOTTOM + 80 + (index / 3) * 24;
         g.setColor(colour);
         g.setStroke(new BasicStroke(3f));
         g.drawLine(x, y - 5, x + 30, y - 5);
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
-        String text = result.transport().label() + (result.measurements().isEmpty() ? " (n/a)" : "");
+        String text = row.label() + (row.cells().isEmpty() ? " (n/a)" : "");
         g.drawString(text, x + 38, y);
     }
 
-    /** (size, value) pairs of the ping-pong cells this transport has. */
-    private static List<double[]> points(TransportResult result, List<Integer> sizes, ToDoubleFunction<Measurement> value) {
+    /** (size, value) pairs of the ping-pong cells this row has (a value the cell lacks, NaN, is left out). */
+    private static List<double[]> points(Row row, List<Integer> sizes, ToDoubleFunction<Cell> value) {
         List<double[]> points = new ArrayList<>();
         for (int size : sizes) {
-            result.latency(size).ifPresent(m -> points.add(new double[] {size, value.applyAsDouble(m)}));
+            row.cell(Metric.LATENCY, size).map(value::applyAsDouble).filter(v -> v > 0 && !v.isInfinite())
+                    .ifPresent(v -> points.add(new double[] {size, v}));
         }
         return points;
     }
 
     /** Every positive value a panel shows, to fit its vertical axis. */
-    private static List<Double> values(List<TransportResult> results, List<Integer> sizes,
-            ToDoubleFunction<Measurement> value, boolean withStreaming) {
+    private static List<Double> values(List<Row> rows, List<Integer> sizes,
+            ToDoubleFunction<Cell> value, boolean withStreaming) {
         List<Double> values = new ArrayList<>();
-        for (TransportResult result : results) {
-            points(result, sizes, value).forEach(p -> values.add(p[1]));
+        for (Row row : rows) {
+            points(row, sizes, value).forEach(p -> values.add(p[1]));
             if (withStreaming) {
-                result.bandwidth().ifPresent(m -> values.add(m.value()));
+                row.cells().stream().filter(c -> c.metric() == Metric.BANDWIDTH).forEach(c -> values.add(c.value()));
             }
         }
         values.removeIf(v -> !(v > 0) || v.isInfinite());
@@ -183,9 +210,10 @@ final class ResultsChart {
             g.drawString(title, left + 10, top - 18);
         }
 
-        void drawSeries(Graphics2D g, Color colour, List<double[]> points) {
+        void drawSeries(Graphics2D g, Color colour, boolean dashed, List<double[]> points) {
             g.setColor(colour);
-            g.setStroke(new BasicStroke(2.5f));
+            g.setStroke(dashed ? new BasicStroke(2.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f,
+                    new float[] {9f, 6f}, 0f) : new BasicStroke(2.5f));
             Path2D.Double line = new Path2D.Double();
             for (double[] p : points) {
                 if (line.getCurrentPoint() == null) {
@@ -196,6 +224,15 @@ final class ResultsChart {
                 g.fillOval(x(p[0]) - 4, y(p[1]) - 4, 8, 8);
             }
             g.draw(line);
+        }
+
+        /** A vertical bar from a median up to its p99, capped. */
+        void drawBar(Graphics2D g, Color colour, double size, int offset, double median, double p99) {
+            int x = x(size) + offset;
+            g.setColor(colour);
+            g.setStroke(new BasicStroke(1.5f));
+            g.drawLine(x, y(median), x, y(p99));
+            g.drawLine(x - 5, y(p99), x + 5, y(p99));
         }
 
         void drawDiamond(Graphics2D g, Color colour, double size, double value) {

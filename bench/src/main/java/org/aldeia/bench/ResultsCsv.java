@@ -8,39 +8,44 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The results as CSV: one line per measurement, one line per failed transport. */
+/**
+ * The results as CSV: one line per cell (each statistic the median across runs; empty when the
+ * source gives none), one line per row that failed or stopped early.
+ */
 final class ResultsCsv {
 
-    static final String HEADER = "transport,metric,size_bytes,count,elapsed_ns,value,unit,ratio_vs_jdk_loopback,note";
+    static final String HEADER =
+            "transport,placement,metric,size_bytes,runs,mean,median,p99,p99_9,unit,ratio_vs_jdk_loopback,note";
 
     private ResultsCsv() {
     }
 
-    static String render(List<TransportResult> results) {
-        Optional<TransportResult> baseline = results.stream()
-                .filter(r -> r.transport() == Transport.BASELINE).findFirst();
+    static String render(List<Row> rows) {
         StringBuilder csv = new StringBuilder(HEADER).append('\n');
-        for (TransportResult result : results) {
-            for (Measurement m : result.measurements()) {
-                Optional<Measurement> base = baseline.flatMap(b -> m.metric() == Measurement.Metric.BANDWIDTH
-                        ? b.bandwidth() : b.latency(m.sizeBytes()));
-                csv.append(String.join(",", field(result.transport().label()),
-                        m.metric().name().toLowerCase(Locale.ROOT), Integer.toString(m.sizeBytes()),
-                        Long.toString(m.count()), Long.toString(m.elapsedNanos()),
-                        String.format(Locale.ROOT, "%.4f", m.value()), m.metric().unit(),
-                        base.map(b -> String.format(Locale.ROOT, "%.4f", m.value() / b.value())).orElse(""),
-                        "")).append('\n');
+        for (Row row : rows) {
+            Optional<Row> baseline = rows.stream().filter(r -> r.isBaselineFor(row)).findFirst();
+            for (Cell cell : row.cells()) {
+                Optional<Cell> base = baseline.flatMap(b -> b.cell(cell.metric(), cell.sizeBytes()));
+                csv.append(String.join(",", field(row.label()), row.placement().label(), cell.metric().optionName(),
+                        Integer.toString(cell.sizeBytes()), Integer.toString(cell.runs()), decimal(cell.mean()),
+                        decimal(cell.median()), decimal(cell.p99()), decimal(cell.p999()), cell.metric().unit(),
+                        base.map(b -> decimal(cell.value() / b.value())).orElse(""), "")).append('\n');
             }
-            if (result.failure() != null) {
-                csv.append(field(result.transport().label())).append(",,,,,,,,")
-                        .append(field("n/a: " + result.failure())).append('\n');
+            if (row.failure() != null) {
+                csv.append(field(row.label())).append(',').append(row.placement().label()).append(",,,,,,,,,,")
+                        .append(field("n/a: " + row.failure())).append('\n');
             }
         }
         return csv.toString();
     }
 
-    static void write(List<TransportResult> results, Path file) throws IOException {
-        Files.writeString(file, render(results), StandardCharsets.UTF_8);
+    static void write(List<Row> rows, Path file) throws IOException {
+        Files.writeString(file, render(rows), StandardCharsets.UTF_8);
+    }
+
+    /** Four decimals; empty for a statistic the source does not give (NaN). */
+    static String decimal(double value) {
+        return Double.isNaN(value) ? "" : String.format(Locale.ROOT, "%.4f", value);
     }
 
     /** RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled. */

@@ -2,7 +2,6 @@ package org.aldeia.bench;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.aldeia.core.Aldeia;
 
@@ -66,7 +65,7 @@ enum Transport {
 
     /** The name on the command line and in file names, e.g. {@code aldeia-static-sci}. */
     String optionName() {
-        return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        return OptionNames.of(this);
     }
 
     /** The {@code deck_transport} of a static DECK run, or null when the transport is not one. */
@@ -105,12 +104,8 @@ enum Transport {
     }
 
     static Transport parse(String optionName) {
-        for (Transport transport : values()) {
-            if (transport.optionName().equals(optionName)) {
-                return transport;
-            }
-        }
-        throw new IllegalArgumentException("unknown transport '" + optionName + "'; known: "
-                + String.join(", ", java.util.Arrays.stream(values()).map(Transport::optionName).toList()));
+        return OptionNames.find(Transport.class, optionName).orElseThrow(() -> new IllegalArgumentException(
+                "unknown transport '" + optionName + "'; known: "
+                + String.join(", ", java.util.Arrays.stream(values()).map(Transport::optionName).toList())));
     }
 }

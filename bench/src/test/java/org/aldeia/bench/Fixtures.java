@@ -3,27 +3,33 @@ package org.aldeia.bench;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Results with known figures for the formatting tests. */
+import org.aldeia.bench.Measurement.Metric;
+
+/** Rows with known figures for the formatting tests. */
 final class Fixtures {
 
     private Fixtures() {
     }
 
-    /** A transport whose one-way latency at every size is {@code micros} and whose stream runs at {@code megabytes} MB/s. */
-    static TransportResult result(Transport transport, double micros, double megabytes) {
-        List<Measurement> measurements = new ArrayList<>();
+    /**
+     * A row whose one-way latency at every size has median {@code micros}, p99 twice and p99.9
+     * three times that, whose streams run at {@code megabytes} MB/s, whose connections take
+     * 10x {@code micros} (p99 20x) and whose 64 B round trip costs {@code micros} of CPU.
+     */
+    static Row row(Transport transport, Placement placement, double micros, double megabytes) {
+        List<Cell> cells = new ArrayList<>();
         for (int size : BenchClient.SIZES) {
-            // 1000 round trips of 2 * micros each.
-            measurements.add(new Measurement(Measurement.Metric.LATENCY, size, 1000, Math.round(2 * micros * 1000 * 1000)));
+            cells.add(new Cell(Metric.LATENCY, size, 3, micros, micros, 2 * micros, 3 * micros));
         }
-        // 1000 chunks of 64 KiB in the time that rate gives.
-        long bytes = 1000L * BenchClient.STREAM_CHUNK;
-        measurements.add(new Measurement(Measurement.Metric.BANDWIDTH, BenchClient.STREAM_CHUNK, 1000,
-                Math.round(bytes / (megabytes * 1e6) * 1e9)));
-        return new TransportResult(transport, measurements, null);
+        for (int chunk : BenchClient.STREAM_CHUNKS) {
+            cells.add(new Cell(Metric.BANDWIDTH, chunk, 3, megabytes, Double.NaN, Double.NaN, Double.NaN));
+        }
+        cells.add(new Cell(Metric.SETUP, 1, 3, 10 * micros, 10 * micros, 20 * micros, 30 * micros));
+        cells.add(new Cell(Metric.CPU, BenchClient.CPU_SIZE, 3, micros, Double.NaN, Double.NaN, Double.NaN));
+        return new Row(transport.optionName(), transport.label(), transport.ordinal(), placement, cells, null);
     }
 
-    static TransportResult failed(Transport transport, String reason) {
-        return new TransportResult(transport, List.of(), reason);
+    static Row failed(Transport transport, String reason) {
+        return new Row(transport.optionName(), transport.label(), transport.ordinal(), Placement.FREE, List.of(), reason);
     }
 }

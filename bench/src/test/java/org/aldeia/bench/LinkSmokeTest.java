@@ -8,11 +8,13 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
+import org.aldeia.bench.Measurement.Metric;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -24,8 +26,11 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(60)
 class LinkSmokeTest {
 
-    /** Three timed round trips per size and a 3-chunk stream, warm-up as short as possible. */
-    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0);
+    /**
+     * Three timed round trips per size, 3-chunk streams, 2 + 5 set-up connections, warm-up as
+     * short as possible.
+     */
+    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5);
     private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
 
     private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
@@ -45,24 +50,47 @@ class LinkSmokeTest {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         Future<Long> echoed = serverThread.submit(() -> {
             try (MessageLink link = Links.server(transport, dir, rendezvous)) {
-                return BenchServer.serve(link);
+                return BenchServer.serve(link, ConnectionSetup.of(transport));
             }
         });
         List<Measurement> results = new ArrayList<>();
         try (MessageLink link = Links.client(transport, rendezvous)) {
-            new BenchClient(link, TINY).run(SIZES, results::add);
+            new BenchClient(link, TINY, ConnectionSetup.of(transport)).run(SIZES, results::add);
         }
         // Warm-up (3) plus timed (3) round trips per size.
         assertEquals(6L * SIZES.size(), echoed.get(30, TimeUnit.SECONDS));
-        assertEquals(SIZES.size() + 1, results.size());
-        for (int i = 0; i < SIZES.size(); i++) {
-            assertEquals(Measurement.Metric.LATENCY, results.get(i).metric());
-            assertEquals((int) SIZES.get(i), results.get(i).sizeBytes());
-            assertEquals(3, results.get(i).count());
+        List<Measurement> latencies = results.stream().filter(m -> m.metric() == Metric.LATENCY).toList();
+        assertEquals(SIZES, latencies.stream().map(Measurement::sizeBytes).toList());
+        for (Measurement latency : latencies) {
+            assertEquals(3, latency.count());
+            assertTrue(latency.p50Nanos() > 0 && latency.p999Nanos() >= latency.p50Nanos(), latency.toString());
         }
-        Measurement stream = results.get(SIZES.size());
-        assertEquals(Measurement.Metric.BANDWIDTH, stream.metric());
-        assertEquals(BenchClient.STREAM_CHUNK, stream.sizeBytes());
+        assertEquals(BenchClient.STREAM_CHUNKS, results.stream().filter(m -> m.metric() == Metric.BANDWIDTH)
+                .map(Measurement::sizeBytes).toList());
+        // 64 B is not among these sizes: no CPU cell. Only the socket row has a set-up phase.
+        assertTrue(results.stream().noneMatch(m -> m.metric() == Metric.CPU));
+        List<Measurement> setup = results.stream().filter(m -> m.metric() == Metric.SETUP).toList();
+        assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, setup.size(), results.toString());
+        setup.forEach(s -> assertEquals(5, s.count()));
+    }
+
+    @Test
+    void theCpuOfBothJvmsIsMeasuredOverThe64BytePingPong() throws Exception {
+        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
+        serverThread.submit(() -> {
+            try (MessageLink link = Links.server(Transport.JDK_LOOPBACK, dir, rendezvous)) {
+                return BenchServer.serve(link, Optional.empty());
+            }
+        });
+        List<Measurement> results = new ArrayList<>();
+        try (MessageLink link = Links.client(Transport.JDK_LOOPBACK, rendezvous)) {
+            BenchClient client = new BenchClient(link, TINY, Optional.empty());
+            client.pingPong(BenchClient.CPU_SIZE, results::add);
+            link.send(new byte[BenchProtocol.HEADER_BYTES], BenchProtocol.END, 0);
+            link.flush();
+        }
+        assertEquals(List.of(Metric.CPU, Metric.LATENCY), results.stream().map(Measurement::metric).toList());
+        assertEquals(3, results.get(0).count(), "CPU is per timed round trip");
     }
 
     @Test
@@ -81,7 +109,8 @@ class LinkSmokeTest {
             return null;
         });
         try (MessageLink link = Links.client(Transport.JDK_LOOPBACK, rendezvous)) {
-            IOException e = assertThrows(IOException.class, () -> new BenchClient(link, TINY).pingPong(1000));
+            IOException e = assertThrows(IOException.class,
+                    () -> new BenchClient(link, TINY, Optional.empty()).pingPong(1000, m -> { }));
             assertTrue(e.getMessage().contains("differs from what was sent at payload byte 999"), e.getMessage());
         }
     }
@@ -91,7 +120,7 @@ class LinkSmokeTest {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         Future<Long> server = serverThread.submit(() -> {
             try (MessageLink link = Links.server(Transport.JDK_UNIX, dir, rendezvous)) {
-                return BenchServer.serve(link);
+                return BenchServer.serve(link, Optional.empty());
             }
         });
         try (MessageLink link = Links.client(Transport.JDK_UNIX, rendezvous)) {

@@ -24,12 +24,13 @@ class ResultsChartTest {
 
     @Test
     void writesAReadablePngOfTheChartsSizeWithEveryTransportDrawn(@TempDir Path dir) throws Exception {
-        List<TransportResult> results = List.of(
-                Fixtures.result(Transport.JDK_LOOPBACK, 20.0, 2000.0),
-                Fixtures.result(Transport.AERON_IPC, 5.0, 3000.0),
+        List<Row> rows = List.of(
+                Fixtures.row(Transport.JDK_LOOPBACK, Placement.FREE, 20.0, 2000.0),
+                Fixtures.row(Transport.JDK_LOOPBACK, Placement.PINNED, 10.0, 1000.0),
+                Fixtures.row(Transport.AERON_IPC, Placement.PINNED, 5.0, 3000.0),
                 Fixtures.failed(Transport.ALDEIA_STATIC_SCI, "not there"));
         Path png = dir.resolve("chart.png");
-        ResultsChart.write(results, BenchClient.SIZES, png);
+        ResultsChart.write(rows, BenchClient.SIZES, png);
 
         assertTrue(Files.size(png) > 0);
         BufferedImage image = ImageIO.read(png.toFile());
@@ -41,8 +42,22 @@ class ResultsChartTest {
         assertTrue(countPixels(image, Transport.AERON_IPC) > 100, "Aeron's line is missing");
     }
 
+    @Test
+    void eachMedianHasABarUpToItsP99() {
+        Row tight = Fixtures.row(Transport.AERON_IPC, Placement.FREE, 5.0, 3000.0);
+        // The same medians with a p99 fifty times above each: only the bars differ.
+        Row tailed = new Row(tight.name(), tight.label(), tight.order(), tight.placement(), tight.cells().stream()
+                .map(c -> new Cell(c.metric(), c.sizeBytes(), c.runs(), c.mean(), c.median(), 50 * c.median(),
+                        50 * c.median())).toList(), null);
+        // A baseline row fixes the vertical axis of both charts to the same decades.
+        Row axis = Fixtures.row(Transport.JDK_LOOPBACK, Placement.FREE, 1000.0, 2000.0);
+        int withoutBars = countPixels(ResultsChart.render(List.of(axis, tight), BenchClient.SIZES), Transport.AERON_IPC);
+        int withBars = countPixels(ResultsChart.render(List.of(axis, tailed), BenchClient.SIZES), Transport.AERON_IPC);
+        assertTrue(withBars > withoutBars + 100, withoutBars + " pixels without tails, " + withBars + " with");
+    }
+
     private static int countPixels(BufferedImage image, Transport transport) {
-        int rgb = ResultsChart.colourOf(transport).getRGB() & 0xffffff;
+        int rgb = ResultsChart.colourOf(transport.ordinal()).getRGB() & 0xffffff;
         int n = 0;
         for (int y = 0; y < image.getHeight(); y++) {
             for (int x = 0; x < image.getWidth(); x++) {
