@@ -20,7 +20,7 @@ public enum ConfigurationKey {
                     + AldeiaConfiguration.SOCKET_VAPI + ", " + AldeiaConfiguration.SOCKET_DECK
                     + " or another installed provider's SOCKET_* name)")),
     MTU("mtu", "both", "largest block one descriptor carries; writes are cut into blocks ≤ mtu",
-            AldeiaConfiguration.DEFAULT_MTU, "1024", "64 .. 1048576", null,
+            AldeiaConfiguration.DEFAULT_MTU, "65536", "64 .. 1048576", null,
             ConfigurationValue.range(AldeiaConfiguration.MIN_MTU, AldeiaConfiguration.MAX_MTU)),
     SEND_REGION_SIZE("send_region_size", "both", "bytes of the registered send ring per socket",
             1 << 20, "1048576", "mtu .. 1073741824", null, ConfigurationValue.range(1, 1 << 30)),
@@ -75,10 +75,10 @@ public enum ConfigurationKey {
     DECK_MSG_BUF_LIMIT("deck_msg_buf_limit", "DECK sci, auto",
             "largest message sent by protocol 2 (through the per-sender buffer); larger ones go by protocol 3, "
                     + "zero-copy",
-            DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, "8192", "63 .. 16777216", null,
+            DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, "66560", "63 .. 16777216", null,
             ConfigurationValue.range(63, 1 << 24)),
     DECK_MEDBUF_SIZE("deck_medbuf_size", "DECK sci, auto", "protocol-2 buffer per sender and mailbox",
-            DeckSciThresholds.DEFAULT_MEDBUF_SIZE, "24768", "128 .. 1073741824, ≥ deck_msg_buf_limit + 64", null,
+            DeckSciThresholds.DEFAULT_MEDBUF_SIZE, "532992", "128 .. 1073741824, ≥ deck_msg_buf_limit + 64", null,
             ConfigurationValue.range(128, 1 << 30)),
     DECK_MSEG_SIZE("deck_mseg_size", "DECK sci, auto", "message segment holding large message buffers",
             DeckSciThresholds.DEFAULT_MSEG_SIZE, "67108864", "65536 .. 1073741824", null,

@@ -316,8 +316,8 @@ class AldeiaConfigurationTest {
     void protocolTwoBufferMustHoldTheLargestProtocolTwoMessage() throws IOException {
         assertNames(parseError("deck_msg_buf_limit = 8192", "deck_medbuf_size = 8200"), 2, "deck_medbuf_size",
                 "deck_medbuf_size 8200 must be at least deck_msg_buf_limit 8192 + 64");
-        assertNames(parseError("# default medbuf 24768", "deck_msg_buf_limit = 30000"), 2, "deck_msg_buf_limit",
-                "deck_medbuf_size 24768 must be at least deck_msg_buf_limit 30000 + 64");
+        assertNames(parseError("# default medbuf 532992", "deck_msg_buf_limit = 600000"), 2, "deck_msg_buf_limit",
+                "deck_medbuf_size 532992 must be at least deck_msg_buf_limit 600000 + 64");
         assertNames(parseError("deck_mseg_size = 1000"), 1, "deck_mseg_size", "out of range");
     }
 

@@ -14,6 +14,14 @@ import org.slf4j.LoggerFactory;
 final class QueuePair {
     private static final Logger LOG = LoggerFactory.getLogger(QueuePair.class);
 
+    /**
+     * Send-ring bytes per descriptor. Descriptors are counted in the ring's bytes, not in
+     * blocks of mtu: with 64 KiB blocks a 1 MiB ring would hold only 16 small writes in flight,
+     * and a writer of small messages would block long before the ring's bytes (SO_SNDBUF) are
+     * used, where TCP goes on absorbing.
+     */
+    static final int SLOT_BYTES = 1024;
+
     private final Vapi vapi;
     private final long hca;
     private final int mtu;
@@ -46,8 +54,8 @@ final class QueuePair {
 
     /**
      * @param mtu the local MTU: size of each receive buffer
-     * @param sendRegionSize bytes of the send ring; it has {@code sendRegionSize / mtu}
-     *     descriptors
+     * @param sendRegionSize bytes of the send ring; it has a descriptor per
+     *     {@link #SLOT_BYTES} of it (at least one per mtu)
      * @param receiveBuffers MTU-sized receive buffers
      * @param receiveWindow bytes the queue pair holds for the reader, posted or not: its
      *     receive queue is that many mtu-sized blocks deep (max_recv_wr)
@@ -55,7 +63,8 @@ final class QueuePair {
      */
     static QueuePair create(Vapi vapi, long hca, long pd, int mtu, int sendRegionSize,
             int receiveBuffers, int receiveWindow, boolean trimmable) throws IOException {
-        QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / mtu, receiveBuffers, receiveWindow);
+        QueuePair pair = new QueuePair(vapi, hca, mtu, sendRegionSize / Math.min(mtu, SLOT_BYTES), receiveBuffers,
+                receiveWindow);
         pair.trimmable = trimmable;
         try {
             // +1: the zero-length end-of-stream request may follow a full ring
