@@ -57,14 +57,13 @@ final class ClientBootstrap {
     }
 
     private Channel run(Transport transport, int socketId, EndpointSizes sizes) throws IOException {
-        // The start goes out before the endpoint is created (which can take milliseconds): a
-        // server that accepts plain TCP clients too tells the two apart by it.
-        write(BootstrapProtocol.start().array());
         Endpoint endpoint = transport.createEndpoint(socketId, sizes);
         Channel channel;
         try {
+            // The start and the HELLO in one segment: each write to the server costs a wake-up
+            // of its selector, and creating the endpoint first takes some microseconds only.
             byte[] hello = BootstrapProtocol.body(transport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
-            write(BootstrapProtocol.hello(hello).array());
+            write(BootstrapProtocol.startAndHello(hello).array());
             BootstrapProtocol.Reply reply = readReply();
             byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
             byte[] key = transport.pairKey(reply.identity(), reply.publicKey());
