@@ -4,11 +4,21 @@
 # aldeia over DECK tcp, each free and pinned (server on core 0, client on core 1).
 #   scripts/connectrate.sh [--connections 1000] [--warmup 300] [--only jdk,aldeia-sci,aldeia-tcp] [--placement free,pinned]
 # Needs a build (mvn -B -q install -DskipTests) and samples/target/classpath.txt (./aldeia builds it).
+# Aldeia's own modules come from this checkout's target/classes, not from ~/.m2, which another
+# checkout's `mvn install` may have replaced meanwhile.
 # PROFILE_SERVER / PROFILE_CLIENT: extra JVM options of that side (e.g. -agentpath:...libasyncProfiler.so=...).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CLASSPATH="$ROOT/samples/target/classes:$(<"$ROOT/samples/target/classpath.txt")"
+CLASSPATH="$ROOT/samples/target/classes"
+IFS=: read -r -a jars <"$ROOT/samples/target/classpath.txt" || true  # no newline at its end
+for jar in "${jars[@]}"; do
+    case "$jar" in
+        */org/aldeia/aldeia-native/*) CLASSPATH+=":$ROOT/native-c/target/classes" ;;
+        */org/aldeia/aldeia-*) module="${jar#*/org/aldeia/}"; CLASSPATH+=":$ROOT/${module%%/*}/target/classes" ;;
+        *) CLASSPATH+=":$jar" ;;
+    esac
+done
 connections=1000 warmup=300 only="jdk,aldeia-sci,aldeia-tcp" placements="free,pinned"
 while (($#)); do
     case "$1" in
