@@ -47,15 +47,21 @@ row() {
         server_cpu=(taskset -c 0)
         client_cpu=(taskset -c 1)
     fi
-    local port=$((20000 + RANDOM % 20000))
     # shellcheck disable=SC2086 # PROFILE_* are lists of JVM options
     ${server_cpu[@]+"${server_cpu[@]}"} java ${options[@]+"${options[@]}"} ${PROFILE_SERVER:-} -cp "$CLASSPATH" \
-        org.aldeia.samples.ConnectRate server --port "$port" --impl "$impl" >"$work/server.out" 2>"$work/server.err" &
-    local server=$!
-    for _ in $(seq 200); do
-        grep -q "listening on port" "$work/server.out" 2>/dev/null && break
+        org.aldeia.samples.ConnectRate server --port 0 --impl "$impl" >"$work/server.out" 2>"$work/server.err" &
+    local server=$! port=""
+    for _ in $(seq 400); do # the server says which free port it took
+        port="$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$work/server.out" 2>/dev/null)"
+        [[ -n "$port" ]] || ! kill -0 "$server" 2>/dev/null && break
         sleep 0.05
     done
+    if [[ -z "$port" ]]; then
+        echo "the $name server did not start listening:" >&2
+        cat "$work/server.err" >&2
+        kill "$server" 2>/dev/null || true
+        return 1
+    fi
     # shellcheck disable=SC2086
     local line
     line="$(${client_cpu[@]+"${client_cpu[@]}"} java ${options[@]+"${options[@]}"} ${PROFILE_CLIENT:-} -cp "$CLASSPATH" \
