@@ -2,7 +2,7 @@
 # Connection set-up cost, Aldeia beside the JDK: runs ConnectRate (sequential connect + 1-byte
 # echo + close, two JVMs) for jdk, aldeia (no configuration: DECK auto, shared memory here) and
 # aldeia over DECK tcp, each free and pinned (server on core 0, client on core 1).
-#   scripts/connectrate.sh [--connections 1000] [--warmup 300] [--only jdk,aldeia-sci,aldeia-tcp] [--placement free,pinned]
+#   scripts/connectrate.sh [--connections 1000] [--warmup 3000] [--only jdk,aldeia-sci,aldeia-tcp] [--placement free,pinned]
 # Needs a build (mvn -B -q install -DskipTests) and samples/target/classpath.txt (./aldeia builds it).
 # Aldeia's own modules come from this checkout's target/classes, not from ~/.m2, which another
 # checkout's `mvn install` may have replaced meanwhile.
@@ -19,7 +19,7 @@ for jar in "${jars[@]}"; do
         *) CLASSPATH+=":$jar" ;;
     esac
 done
-connections=1000 warmup=300 only="jdk,aldeia-sci,aldeia-tcp" placements="free,pinned"
+connections=1000 warmup=3000 only="jdk,aldeia-sci,aldeia-tcp" placements="free,pinned"
 while (($#)); do
     case "$1" in
         --connections) connections="$2"; shift 2 ;;
