@@ -17,6 +17,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.spi.Channel;
+import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.Transport;
 
 /**
@@ -201,11 +202,9 @@ public class AldeiaSocket extends Socket {
         try {
             Transport transport = environment.transport();
             long start = System.nanoTime();
-            channel.socket().connect(remote, timeout);
-            InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
             BufferSizes sizes = chooseSizes();
-            attach(ClientBootstrap.connect(channel, transport, id, sizes.endpoint(), bootstrapWait(timeout, start)),
-                    sizes, local, remote);
+            attach(ClientBootstrap.connect(channel, transport, endpointThenTcp(transport, sizes, channel, remote, timeout),
+                    bootstrapWait(timeout, start)), sizes, (InetSocketAddress) channel.getLocalAddress(), remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
                 throw abortedByClose(e);
@@ -217,6 +216,28 @@ public class AldeiaSocket extends Socket {
             throw e;
         } finally {
             finishBootstrap(channel);
+        }
+    }
+
+    /**
+     * Step 2, then step 1: the endpoint is created before the TCP connection, so that the HELLO
+     * follows the handshake at once and the server's selector, woken by the new connection,
+     * finds it there instead of waking up a second time for it. A TCP connect that fails
+     * releases the endpoint.
+     */
+    private Endpoint endpointThenTcp(Transport transport, BufferSizes sizes, SocketChannel channel,
+            InetSocketAddress remote, int timeout) throws IOException {
+        Endpoint endpoint = transport.createEndpoint(id, sizes.endpoint());
+        try {
+            channel.socket().connect(remote, timeout);
+            return endpoint;
+        } catch (IOException | RuntimeException e) {
+            try {
+                endpoint.close();
+            } catch (IOException | RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
         }
     }
 

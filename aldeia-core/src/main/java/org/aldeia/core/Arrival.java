@@ -10,9 +10,11 @@ import java.util.Arrays;
 /**
  * One TCP connection a server socket took and is preparing for accept ({@link
  * BootstrapAcceptor}): where its bootstrap stands, what has been read of it and what is still
- * to be written to it. A non-blocking channel, read and written only by the selector thread;
- * the fields the workers fill ({@link #server}'s state, {@link #socket}, {@link #sizes}) are
- * handed back to it through the acceptor's queue of finished work.
+ * to be written to it. A non-blocking channel, read only by the selector thread and written by
+ * it, or by the worker that holds the client meanwhile ({@link #writeEarly}; the selector then
+ * asks nothing of the channel); the fields the workers fill ({@link #server}'s state,
+ * {@link #socket}, {@link #sizes}, {@link #out}) are handed back to it through the acceptor's
+ * queue of finished work.
  */
 final class Arrival {
 
@@ -96,6 +98,15 @@ final class Arrival {
     boolean writeStep() throws IOException {
         channel.write(out);
         key.interestOps(out.hasRemaining() ? SelectionKey.OP_WRITE : 0);
+        return !out.hasRemaining();
+    }
+
+    /**
+     * On the worker that holds the client: writes what the channel takes of {@link #out} now,
+     * without waiting; true once all of it is out. The rest, if any, is for {@link #writeStep}.
+     */
+    boolean writeEarly() throws IOException {
+        channel.write(out);
         return !out.hasRemaining();
     }
 

@@ -36,12 +36,13 @@ import org.slf4j.LoggerFactory;
  * <p>One selector thread runs every client's bootstrap ({@link BootstrapProtocol}) step by step
  * ({@link Arrival}); it says nothing to a client until its HELLO is complete, and until the
  * client has proved the pair's key the client costs a descriptor, a record and one key agreement
- * (on a worker) and nothing else. Each step has a deadline ({@code bootstrap_timeout}); at most
+ * (on a worker; none when the two processes agreed their key before, and the few HMACs of the
+ * reply are then computed on the selector thread) and nothing else. Each step has a deadline ({@code bootstrap_timeout}); at most
  * {@code bootstrap_per_address} unproved clients of one address, and {@link #MAX_UNPROVED} in
  * all, are waited for: the oldest is pushed out for a newcomer (a client of Aldeia proves itself
  * within two round trips, so only the silent, the slow and the strangers are). Creating and
  * connecting an endpoint, the costly steps, happen only for a client that proved itself, on a
- * few worker threads, which end when idle. At most {@code backlog} proved clients are being
+ * few worker threads, which end when idle; the worker writes the INFO and our CONNECTED itself. At most {@code backlog} proved clients are being
  * connected or prepared and not accepted; the next ones wait for a slot.
  *
  * <p>Under a bind rule of an installed server socket ({@link Mode#MIXED}), a client whose first
@@ -461,14 +462,27 @@ final class BootstrapAcceptor implements Closeable {
         step(a);
     }
 
-    /** A whole HELLO: the client stops costing nothing; a worker checks it and proves the pair's key. */
-    private void hello(Arrival a) {
+    /**
+     * A whole HELLO: the client stops costing nothing; its pair key is checked and proved. When
+     * the key is already agreed (the same two processes connected before), that is a few HMACs,
+     * done here at once: a hand-off to a worker and back would cost two thread wake-ups. A key
+     * still to agree costs an X25519, which goes to a worker, so that strangers sending new keys
+     * never hold up this thread.
+     */
+    private void hello(Arrival a) throws IOException {
         byte[] hello = a.in.array();
+        a.server = new ServerBootstrap(a.name());
+        Transport transport = sockets.transport();
+        if (transport.knowsPairKey(BootstrapProtocol.publicKey(hello))) {
+            a.out = a.server.prove(transport, hello);
+            written(a, Arrival.Stage.REPLYING);
+            return;
+        }
         a.enter(Arrival.Stage.PROVING, 0, stepNanos);
         work(a, () -> {
-            a.server = new ServerBootstrap(a.name());
-            a.out = a.server.prove(sockets.transport(), hello);
-        }, () -> written(a, Arrival.Stage.REPLYING));
+            a.out = a.server.prove(transport, hello);
+            return Arrival.Stage.REPLYING;
+        });
     }
 
     /** The client proved the pair's key: now it may cost an endpoint, once it has a slot. */
@@ -485,25 +499,42 @@ final class BootstrapAcceptor implements Closeable {
         }
     }
 
+    /**
+     * One worker creates the endpoint, sends the INFO, connects and sends our CONNECTED, each
+     * message written by the worker itself as soon as it is made (a fresh connection's send
+     * buffer takes these few bytes at once): the client gets each without waiting for this
+     * thread to wake up, and the worker goes on to connect while the client connects too. A
+     * message the channel did not take whole is finished by this thread, and the connect then
+     * follows on a worker ({@link #connect}).
+     */
     private void create(Arrival a) {
         a.enter(Arrival.Stage.CREATING, 0, stepNanos);
         work(a, () -> {
             a.socket = sockets.newSocket();
             a.sizes = a.socket.connectionSizes();
             a.out = a.server.create(sockets.transport(), a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
-        }, () -> written(a, Arrival.Stage.INFORMING));
+            if (!a.writeEarly()) {
+                return Arrival.Stage.INFORMING;
+            }
+            return connectNow(a);
+        });
     }
 
     /** The client has our information and connects too: both connects may need each other. */
     private void connect(Arrival a) {
         a.enter(Arrival.Stage.CONNECTING, 0, stepNanos);
-        work(a, () -> {
-            a.server.connect(a.remote.getAddress());
-            a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
-        }, () -> written(a, Arrival.Stage.CONFIRMING));
+        work(a, () -> connectNow(a));
     }
 
-    /** A worker made {@code a.out}: {@code stage} writes it. */
+    /** On a worker: connects the endpoint and writes what it can of our CONNECTED. */
+    private static Arrival.Stage connectNow(Arrival a) throws IOException {
+        a.server.connect(a.remote.getAddress());
+        a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
+        a.writeEarly();
+        return Arrival.Stage.CONFIRMING;
+    }
+
+    /** {@code a.out} is made (and maybe written already): {@code stage} writes what is left. */
     private void written(Arrival a, Arrival.Stage stage) {
         a.stage = stage;
         a.deadlineNanos = System.nanoTime() + stepNanos;
@@ -518,8 +549,10 @@ final class BootstrapAcceptor implements Closeable {
         a.socket.attachAccepted(a.server.takeChannel(), a.sizes, a.local, a.remote);
         LOG.debug("Aldeia accept on {} from {}: Aldeia client", name, a.name());
         leave(a, true);
-        AcceptQueue.closeQuietly(a.channel); // step 5: the bootstrap connection is done
         queue.add(new AldeiaClient(a.socket));
+        // Step 5: the bootstrap connection is done. Closed after the socket is handed to accept,
+        // for closing a registered channel costs some microseconds the application need not wait for.
+        AcceptQueue.closeQuietly(a.channel);
     }
 
     /** A prepared client for accept: it holds a slot until accept takes it. */
@@ -528,10 +561,10 @@ final class BootstrapAcceptor implements Closeable {
         queue.add(client);
     }
 
-    /** Runs native work on a worker; the selector thread goes on with {@code then}, or fails the client. */
-    private void work(Arrival a, NativeWork work, Runnable then) {
+    /** Runs native work on a worker; the selector thread goes on with the stage it returns, or fails the client. */
+    private void work(Arrival a, NativeWork work) {
         try {
-            workers.execute(() -> run(a, work, then));
+            workers.execute(() -> run(a, work));
         } catch (RejectedExecutionException e) {
             fail(a, new IOException("the server is too busy to prepare " + a.name() + " (" + WORK_QUEUE
                     + " preparations waiting)"));
@@ -539,14 +572,14 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     /** On a worker: the work, then its outcome handed to the selector thread. */
-    private void run(Arrival a, NativeWork work, Runnable then) {
+    private void run(Arrival a, NativeWork work) {
         if (a.abandoned) {
             return; // pushed out or closed while it waited: its work would be for nobody
         }
         Runnable outcome;
         try {
-            work.run();
-            outcome = then;
+            Arrival.Stage next = work.run();
+            outcome = () -> written(a, next);
         } catch (Throwable e) { // an Error too: the client and its slot must be given back
             outcome = () -> fail(a, e);
         }
@@ -564,9 +597,10 @@ final class BootstrapAcceptor implements Closeable {
         }
     }
 
+    /** Work for a worker; returns the stage that writes what it made ({@code a.out}). */
     @FunctionalInterface
     private interface NativeWork {
-        void run() throws IOException;
+        Arrival.Stage run() throws IOException;
     }
 
     // ---- how a client leaves ----

@@ -9,12 +9,12 @@ import java.util.Arrays;
  * a client makes to the application's port. Big-endian.
  *
  * <pre>
- * client -> server, right after TCP's handshake (a server that also takes plain TCP clients
- * tells an Aldeia client by these 8 bytes, before the client has spent anything on its endpoint):
+ * client -> server, once its endpoint exists (a server that also takes plain TCP clients tells
+ * an Aldeia client by these 8 bytes):
  *     +-----------+-------------+
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
- * client -> server, once its endpoint exists (HELLO):
+ * client -> server, right behind them, in the same segment (HELLO):
  *     +------------+----------------+------------+-----------------------------------+
  *     | length (4) | public key (32)| nonce (32) | endpoint info (length - 64 bytes) |
  *     +------------+----------------+------------+-----------------------------------+
@@ -79,6 +79,11 @@ final class BootstrapProtocol {
     /** The client's HELLO: length, then {@code body}. */
     static ByteBuffer hello(byte[] body) {
         return ByteBuffer.allocate(Integer.BYTES + body.length).putInt(body.length).put(body).flip();
+    }
+
+    /** What a client sends first: the start, then its HELLO, in one buffer (one write, one segment). */
+    static ByteBuffer startAndHello(byte[] body) {
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + body.length).put(start()).put(hello(body)).flip();
     }
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */

@@ -14,12 +14,12 @@ import java.nio.channels.SocketChannel;
 import java.util.Arrays;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
-import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
 
 /**
  * The client side of the bootstrap ({@link BootstrapProtocol}), in the connecting thread, over
- * a TCP connection already established (step 1): sends its start and HELLO, checks the server's
+ * a TCP connection already established (step 1), for an endpoint already created (step 2):
+ * sends its start and HELLO, checks the server's
  * reply and proof, proves itself, takes the server's connection information (vouched for by the
  * pair's key), connects its endpoint, waits for the server's to be connected and confirms. Every
  * wait is bounded.
@@ -45,26 +45,33 @@ final class ClientBootstrap {
     }
 
     /**
-     * Steps 2 to 5 on the client side. The bootstrap connection is left open; the caller closes it.
+     * Steps 3 to 5 on the client side, for {@code endpoint} (of {@code transport}), which this
+     * takes over: it is released if the bootstrap fails. The bootstrap connection is left open;
+     * the caller closes it.
      *
      * @param timeoutMillis bound on each wait for the server
      * @return the connected channel
-     * @throws IOException naming the server and the step that failed; the endpoint is released
+     * @throws IOException naming the server and the step that failed
      */
-    static Channel connect(SocketChannel bootstrap, Transport transport, int socketId, EndpointSizes sizes,
-            int timeoutMillis) throws IOException {
-        return new ClientBootstrap(bootstrap, timeoutMillis).run(transport, socketId, sizes);
+    static Channel connect(SocketChannel bootstrap, Transport transport, Endpoint endpoint, int timeoutMillis)
+            throws IOException {
+        ClientBootstrap client;
+        try {
+            client = new ClientBootstrap(bootstrap, timeoutMillis);
+        } catch (IOException | RuntimeException e) {
+            closeAfterFailure(endpoint, e);
+            throw e;
+        }
+        return client.run(transport, endpoint);
     }
 
-    private Channel run(Transport transport, int socketId, EndpointSizes sizes) throws IOException {
-        // The start goes out before the endpoint is created (which can take milliseconds): a
-        // server that accepts plain TCP clients too tells the two apart by it.
-        write(BootstrapProtocol.start().array());
-        Endpoint endpoint = transport.createEndpoint(socketId, sizes);
+    private Channel run(Transport transport, Endpoint endpoint) throws IOException {
         Channel channel;
         try {
+            // The start and the HELLO in one segment: each write to the server costs a wake-up
+            // of its selector.
             byte[] hello = BootstrapProtocol.body(transport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
-            write(BootstrapProtocol.hello(hello).array());
+            write(BootstrapProtocol.startAndHello(hello).array());
             BootstrapProtocol.Reply reply = readReply();
             byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
             byte[] key = transport.pairKey(reply.identity(), reply.publicKey());

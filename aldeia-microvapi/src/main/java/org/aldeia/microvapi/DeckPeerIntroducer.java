@@ -98,6 +98,12 @@ final class DeckPeerIntroducer implements PeerIntroducer {
         return key;
     }
 
+    /** A static run's keys are the run key, at hand; a dynamic run's once agreed ({@link PeerKeys#knows}). */
+    @Override
+    public boolean knowsKey(byte[] peerPublicKey) {
+        return staticRun || keys.knows(peerPublicKey);
+    }
+
     @Override
     public void introduce(int remoteId, byte[] remoteExtra, InetAddress peer, byte[] key) throws IOException {
         if (staticRun || remoteId == Deck.node()) {

@@ -35,6 +35,14 @@ public interface PeerIntroducer {
     byte[] pairKey(int remoteId, byte[] peerPublicKey, String peerName) throws IOException;
 
     /**
+     * Whether {@link #pairKey} with {@code peerPublicKey} would cost no key agreement ({@link
+     * PeerKeys#knows}); false by default, which only costs a server a hand-off to a worker.
+     */
+    default boolean knowsKey(byte[] peerPublicKey) {
+        return false;
+    }
+
+    /**
      * Called by {@code connect} before the queue pair is connected to the peer.
      *
      * @param remoteId the peer's information 1 (LID, or MicroVAPI's DECK id)
@@ -64,6 +72,11 @@ public interface PeerIntroducer {
             @Override
             public byte[] pairKey(int remoteId, byte[] peerPublicKey, String peerName) throws IOException {
                 return keys.agree(peerPublicKey, peerName);
+            }
+
+            @Override
+            public boolean knowsKey(byte[] peerPublicKey) {
+                return keys.knows(peerPublicKey);
             }
 
             @Override

@@ -186,6 +186,11 @@ public final class VapiTransport implements Transport {
         return introducer.pairKey(id, peerPublicKey, "VAPI peer " + id);
     }
 
+    @Override
+    public boolean knowsPairKey(byte[] peerPublicKey) {
+        return introducer.knowsKey(peerPublicKey);
+    }
+
     /** Frees the protection domain and releases the HCA; call after every channel closed. */
     @Override
     public synchronized void close() throws IOException {

@@ -81,6 +81,21 @@ public final class PeerKeys {
     }
 
     /**
+     * Whether the pair key with the process whose public key is {@code peerPublicKey} is already
+     * agreed, so that {@link #agree} costs no X25519: a bootstrap server answers such a HELLO at
+     * once instead of handing the key agreement to a worker.
+     */
+    public boolean knows(byte[] peerPublicKey) {
+        if (peerPublicKey == null || peerPublicKey.length != KEY_BYTES) {
+            return false;
+        }
+        String peer = HexFormat.of().formatHex(peerPublicKey);
+        synchronized (agreed) {
+            return agreed.containsKey(peer);
+        }
+    }
+
+    /**
      * The pair key with the process whose public key is {@code peerPublicKey}.
      *
      * @throws IOException if that is not a usable X25519 public key

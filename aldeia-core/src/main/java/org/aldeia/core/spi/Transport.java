@@ -48,4 +48,15 @@ public interface Transport extends Closeable {
      *     go with {@code peerPublicKey}
      */
     byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) throws IOException;
+
+    /**
+     * Whether {@link #pairKey} with {@code peerPublicKey} would cost no key agreement (the pair's
+     * key is already known, e.g. from an earlier connection between the same two processes): a
+     * server then answers that client's HELLO at once, on the thread that read it, rather than
+     * handing it to a worker (a hand-off costs a thread wake-up, a key agreement far more). False
+     * by default: every HELLO goes to a worker.
+     */
+    default boolean knowsPairKey(byte[] peerPublicKey) {
+        return false;
+    }
 }

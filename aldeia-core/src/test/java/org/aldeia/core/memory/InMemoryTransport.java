@@ -72,6 +72,11 @@ public final class InMemoryTransport implements Transport {
     }
 
     @Override
+    public boolean knowsPairKey(byte[] peerPublicKey) {
+        return keys.knows(peerPublicKey);
+    }
+
+    @Override
     public byte[] pairKey(byte[] remoteIdentity, byte[] peerPublicKey) throws IOException {
         if (remoteIdentity == null || remoteIdentity.length != Long.BYTES) {
             throw new IOException("an in-memory identity is 8 bytes, not " + (remoteIdentity == null ? 0 : remoteIdentity.length));

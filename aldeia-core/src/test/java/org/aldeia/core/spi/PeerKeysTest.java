@@ -27,6 +27,17 @@ class PeerKeysTest {
     }
 
     @Test
+    void knowsAPeerOnlyOnceItsPairKeyIsAgreed() throws IOException {
+        PeerKeys a = new PeerKeys(), b = new PeerKeys();
+        assertFalse(a.knows(b.publicKey()));
+        a.agree(b.publicKey(), "b");
+        assertTrue(a.knows(b.publicKey()));
+        assertFalse(b.knows(a.publicKey()), "b agreed nothing yet");
+        assertFalse(a.knows(new byte[31]));
+        assertFalse(a.knows(null));
+    }
+
+    @Test
     void aPublicKeyOfTheWrongSizeOrOfSmallOrderIsRefusedNamingThePeer() throws IOException {
         PeerKeys a = new PeerKeys();
         IOException shortKey = assertThrows(IOException.class, () -> a.agree(new byte[31], "the stranger"));
