@@ -91,7 +91,7 @@ class AldeiaConfigurationTest {
         AldeiaConfiguration d = AldeiaConfiguration.defaults();
         for (AldeiaConfiguration each : new AldeiaConfiguration[] {c, d}) {
             assertEquals(Optional.empty(), each.socketType());
-            assertEquals(1024, each.mtu());
+            assertEquals(65536, each.mtu());
             assertEquals(OptionalInt.empty(), each.deckId());
             assertEquals(OptionalInt.empty(), each.deckNodes());
             assertFalse(each.isStaticDeck());

@@ -124,10 +124,10 @@ class AldeiaEnvironmentTest {
 
         Transport first = env.transport();
         assertSame(first, env.transport());
-        assertEquals("fake SOCKET_DECK, mtu 1024", first.description());
+        assertEquals("fake SOCKET_DECK, mtu 65536", first.description());
         assertEquals(0, vapi.opened.get());
         assertEquals(1, deck.opened.get());
-        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 1024 (no configuration file; no InfiniBand library)"),
+        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 65536 (no configuration file; no InfiniBand library)"),
                 infoLines());
     }
 
@@ -135,7 +135,7 @@ class AldeiaEnvironmentTest {
     void automaticChoicePrefersAnAvailableVapi() throws IOException {
         FakeProvider vapi = new FakeProvider("SOCKET_VAPI", true, null);
         FakeProvider deck = new FakeProvider("SOCKET_DECK", true, null);
-        assertEquals("fake SOCKET_VAPI, mtu 1024", environment(AldeiaConfiguration.defaults(), deck, vapi)
+        assertEquals("fake SOCKET_VAPI, mtu 65536", environment(AldeiaConfiguration.defaults(), deck, vapi)
                 .transport().description());
         assertEquals(0, deck.opened.get());
         assertTrue(infoLines().get(0).contains("InfiniBand library found"), infoLines().toString());

@@ -40,12 +40,15 @@ class StaticDeckSciStreamTest {
 
     /** The configurations, named by the DECK/SCI protocols their MicroVAPI messages use. */
     enum Protocols {
-        /** mtu 1024 under the default 8192-byte deck_msg_buf_limit: protocols 1 (at most 62 B) and 2. */
+        /**
+         * The defaults: every MicroVAPI message (up to 64 KiB of blocks) within deck_msg_buf_limit:
+         * protocols 1 (at most 62 B) and 2.
+         */
         ONE_AND_TWO(Map.of()),
-        /** Messages of up to 16 KiB + 4 cross the default limit: protocol 3's zero-copy rendezvous. */
-        THREE_ABOVE_THE_DEFAULT_LIMIT(Map.of("mtu", "16384")),
+        /** DECK/SCI's own 8192-byte limit under 16 KiB blocks: protocol 3's zero-copy rendezvous. */
+        THREE_ABOVE_THE_LIMIT(Map.of("mtu", "16384", "deck_msg_buf_limit", "8192", "deck_medbuf_size", "24768")),
         /** A 512-byte limit under mtu 1024: protocols 1, 2 and 3 interleave on one stream. */
-        ALL_THREE_INTERLEAVED(Map.of("deck_msg_buf_limit", "512"));
+        ALL_THREE_INTERLEAVED(Map.of("mtu", "1024", "deck_msg_buf_limit", "512"));
 
         final Map<String, String> settings;
 

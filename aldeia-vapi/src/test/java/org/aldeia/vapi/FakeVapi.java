@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.aldeia.vapi.VapiStructs.Desc;
 
 /**
@@ -286,21 +287,7 @@ final class FakeVapi implements Vapi {
 
     @Override
     public int EVAPI_poll_cq_block(long hca, long cq, int timeoutUsec, Pointer wc) {
-        LinkedBlockingDeque<long[]> queue = queue(cq);
-        if (queue == null) {
-            return VAPI_EINVAL_CQ_HNDL;
-        }
-        try {
-            long[] entry = queue.poll(timeoutUsec, TimeUnit.MICROSECONDS);
-            if (entry == null) {
-                return VAPI_ETIMEDOUT;
-            }
-            write(wc, 0, entry);
-            return VAPI_OK;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return VAPI_EGEN;
-        }
+        return awaitEntry(cq, timeoutUsec, (queue, entry) -> write(wc, 0, entry));
     }
 
     /** Not offered: the channel then polls through the calls, which these tests exercise. */
@@ -311,6 +298,11 @@ final class FakeVapi implements Vapi {
 
     @Override
     public int EVAPI_wait_cq(long hca, long cq, int timeoutUsec) {
+        return awaitEntry(cq, timeoutUsec, LinkedBlockingDeque::addFirst); // looked at, not taken
+    }
+
+    /** Waits up to {@code timeoutUsec} for a completion of {@code cq} and hands it to {@code then}. */
+    private int awaitEntry(long cq, int timeoutUsec, BiConsumer<LinkedBlockingDeque<long[]>, long[]> then) {
         LinkedBlockingDeque<long[]> queue = queue(cq);
         if (queue == null) {
             return VAPI_EINVAL_CQ_HNDL;
@@ -320,7 +312,7 @@ final class FakeVapi implements Vapi {
             if (entry == null) {
                 return VAPI_ETIMEDOUT;
             }
-            queue.putFirst(entry); // looked at, not taken
+            then.accept(queue, entry);
             return VAPI_OK;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
