@@ -107,14 +107,33 @@ static int release_turn_locked(struct mv_qp *qp)
     return mv_send_ready_locked(qp);
 }
 
+/* Whether everything queued goes out in one more message, within the window; sq.lock held. */
+static int queue_fits_one_message_locked(const struct mv_qp *qp)
+{
+    const struct mv_wrq *q = &qp->sq.q;
+    if (q->count > MV_COALESCE_BLOCKS)
+        return 0;
+    VAPI_sr_desc_t batch[MV_COALESCE_BLOCKS];
+    for (uint32_t i = 0; i < q->count; i++)
+        batch[i] = *mv_wrq_at(q, i);
+    return mv_send_batch(qp, batch, q->count) == q->count;
+}
+
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
     int rc = post_batch(qp, list, n);
     pthread_mutex_lock(&qp->sq.lock);
     report_locked(qp, list, n, rc);
     int more = release_turn_locked(qp);
+    /* A write one block longer than a message (a 64 KiB block and its 4-byte header) left a
+     * short tail: posting it here costs a copy, handing it to the send thread a wake-up on the
+     * latency path (measured: a 64 KiB + 4 B ping-pong 110 us one-way, 9 us without). More
+     * than one message stays the send thread's, so a large write returns early (thesis). */
+    int tail = more && queue_fits_one_message_locked(qp);
     pthread_mutex_unlock(&qp->sq.lock);
-    if (more)   /* requests queued behind us: the send thread's now */
+    if (tail)
+        mv_send_queued(qp);
+    else if (more)   /* requests queued behind us: the send thread's now */
         mv_engine_schedule_send(qp);
 }
 
