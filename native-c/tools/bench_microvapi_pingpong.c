@@ -1,0 +1,125 @@
+/*
+ * MicroVAPI's own one-way latency, without Java: two processes (forked, DECK static run of two
+ * nodes over sci or tcp), one queue pair each, a ping-pong of SIZE-byte sends; prints the
+ * median, p99 and mean one-way time. What the Java channel adds is the difference to the same
+ * size in ./aldeia bench. Not a test: run it by hand (make bench, then
+ *   build/rel/bench_microvapi_pingpong [size [sci|tcp [iterations]]]
+ * with PIN=1 for node 0 on CPU 0 and node 1 on CPU 1, PIN=same for both on CPU 0).
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util_vapi.h"
+
+#define BUFFERS 16
+#define MTU     65536u
+#define WARMUP  1000
+
+static uint32_t size = 64;
+static int iterations = 200000;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void pin(int id)
+{
+    const char *how = getenv("PIN");
+    if (!how)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(strcmp(how, "same") == 0 ? 0 : id, &set);
+    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
+}
+
+static void send_one(struct conn *c, uint64_t id, const char *buf)
+{
+    VAPI_wc_desc_t wc;
+    VAPI_sr_desc_t sr = { .id = id, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED,
+                          .addr = (uintptr_t)buf, .len = size };
+    VOK(VAPI_post_sr(c->hca, c->qp, &sr));
+    VOK(EVAPI_poll_cq_block(c->hca, c->scq, 0, &wc));
+}
+
+static void receive_one(struct conn *c, VAPI_rr_desc_t *rr)
+{
+    VAPI_wc_desc_t wc;
+    VOK(EVAPI_poll_cq_block(c->hca, c->rcq, 0, &wc));
+    CHECK(wc.status == VAPI_SUCCESS && wc.byte_len == size && wc.id < BUFFERS);
+    VOK(VAPI_post_rr(c->hca, c->qp, &rr[wc.id]));
+}
+
+static int node(int id, int n, void *arg)
+{
+    (void)n;
+    (void)arg;
+    pin(id);
+    struct conn c;
+    open_conn_on(&c, "microvapi:mtu=65536", 64, BUFFERS);
+    uint32_t peer_qp, peer_id;
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 0, MTU);
+    char *out = calloc(1, MTU), *in = malloc((size_t)BUFFERS * MTU);
+    double *round_trip = malloc((size_t)iterations * sizeof *round_trip);
+    CHECK(out && in && round_trip);
+    VAPI_rr_desc_t rr[BUFFERS];
+    for (int i = 0; i < BUFFERS; i++)
+        rr[i] = (VAPI_rr_desc_t){ .id = (uint64_t)i, .opcode = VAPI_RECEIVE,
+                                  .addr = (uintptr_t)(in + (size_t)i * MTU), .len = MTU };
+    VOK(EVAPI_post_rr_list(c.hca, c.qp, BUFFERS, rr));
+    for (int k = 0; k < WARMUP + iterations; k++) {
+        double t0 = now_us();
+        if (id == 1) {
+            send_one(&c, (uint64_t)k, out);
+            receive_one(&c, rr);
+            if (k >= WARMUP)
+                round_trip[k - WARMUP] = now_us() - t0;
+        } else {
+            receive_one(&c, rr);
+            send_one(&c, (uint64_t)k, out);
+        }
+    }
+    if (id == 1) {
+        double total = 0;
+        for (int k = 0; k < iterations; k++)
+            total += round_trip[k];
+        qsort(round_trip, (size_t)iterations, sizeof *round_trip, by_value);
+        printf("MicroVAPI ping-pong over %s, %u B, %d round trips: one-way median %.3f us, "
+               "p99 %.3f us, mean %.3f us\n", getenv("DECK_TRANSPORT"), size, iterations,
+               round_trip[iterations / 2] / 2, round_trip[(size_t)iterations * 99 / 100] / 2,
+               total / iterations / 2);
+    }
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
+    free(out);
+    free(in);
+    free(round_trip);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        size = (uint32_t)strtoul(argv[1], NULL, 10);
+    if (argc > 3)
+        iterations = atoi(argv[3]);
+    if (size > MTU || iterations < 1) {
+        fprintf(stderr, "usage: %s [size <= %u [sci|tcp [iterations > 0]]]\n", argv[0], MTU);
+        return 2;
+    }
+    return util_run_nodes_on(argc > 2 ? argv[2] : "sci", 2, node, NULL, 600);
+}
