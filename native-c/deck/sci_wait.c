@@ -8,8 +8,8 @@
  * Polling pays only while the writer runs on another CPU. When the doorbell says the last
  * writer ran on this waiter's own CPU (deck_bell_t.ringer_cpu), a waiter that spun would keep
  * it from running for the whole window, then sleep: 34 us one-way on one core, measured, where
- * yielding between polls gives the writer the CPU at once (2.5 us). Yielding on every poll
- * when the writer is elsewhere costs a system call per poll (0.59 -> 0.97 us one-way across
+ * yielding between polls gives the writer the CPU at once (2.3 us). Yielding every few polls
+ * whatever the writer's CPU costs a system call each time (0.59 -> 0.97 us one-way across
  * cores, measured), hence the hint.
  */
 #include <sched.h>
