@@ -37,13 +37,14 @@ import org.slf4j.LoggerFactory;
  * ({@link Arrival}); it says nothing to a client until its HELLO is complete, and until the
  * client has proved the pair's key the client costs a descriptor, a record and one key agreement
  * (on a worker; none when the two processes agreed their key before, and the few HMACs of the
- * reply are then computed on the selector thread) and nothing else. Each step has a deadline ({@code bootstrap_timeout}); at most
- * {@code bootstrap_per_address} unproved clients of one address, and {@link #MAX_UNPROVED} in
- * all, are waited for: the oldest is pushed out for a newcomer (a client of Aldeia proves itself
- * within two round trips, so only the silent, the slow and the strangers are). Creating and
- * connecting an endpoint, the costly steps, happen only for a client that proved itself, on a
- * few worker threads, which end when idle; the worker writes the INFO and our CONNECTED itself. At most {@code backlog} proved clients are being
- * connected or prepared and not accepted; the next ones wait for a slot.
+ * reply are then computed on the selector thread) and nothing else. Each step has a deadline
+ * ({@code bootstrap_timeout}); at most {@code bootstrap_per_address} unproved clients of one
+ * address, and {@link #MAX_UNPROVED} in all, are waited for: the oldest is pushed out for a
+ * newcomer (a client of Aldeia proves itself within two round trips, so only the silent, the slow
+ * and the strangers are). Creating and connecting an endpoint, the costly steps, happen only for
+ * a client that proved itself, on a few worker threads, which end when idle; the worker writes
+ * the INFO and our CONNECTED itself. At most {@code backlog} proved clients are being connected
+ * or prepared and not accepted; the next ones wait for a slot.
  *
  * <p>Under a bind rule of an installed server socket ({@link Mode#MIXED}), a client whose first
  * bytes are not the magic, or that sends nothing within the first step, or that closes, is a
