@@ -4,7 +4,6 @@ import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
 import java.util.List;
-import java.util.Optional;
 import java.util.Random;
 import java.util.function.Consumer;
 
@@ -13,7 +12,8 @@ import org.HdrHistogram.Histogram;
 /**
  * The measuring side: a ping-pong per message size (each round trip timed into a histogram),
  * the CPU time of both JVMs over the 64 B ping-pong, a one-way stream per write size
- * acknowledged by the server, then the connection set-up phase when the row has one. Every echo
+ * acknowledged by the server, then the connection set-up and application phases when the row
+ * has them. Every echo
  * is checked, so a transport that loses, corrupts or replays data fails instead of reporting a
  * fast number.
  */
@@ -35,12 +35,12 @@ final class BenchClient {
 
     private final MessageLink link;
     private final Pacing pacing;
-    private final Optional<ConnectionSetup> setup;
+    private final SocketPhases phases;
 
-    BenchClient(MessageLink link, Pacing pacing, Optional<ConnectionSetup> setup) {
+    BenchClient(MessageLink link, Pacing pacing, SocketPhases phases) {
         this.link = link;
         this.pacing = pacing;
-        this.setup = setup;
+        this.phases = phases;
     }
 
     /** Runs every measurement, reporting each as soon as it is done, then ends the session. */
@@ -51,8 +51,11 @@ final class BenchClient {
         for (int chunk : STREAM_CHUNKS) {
             report.accept(stream(chunk));
         }
-        if (setup.isPresent()) {
-            report.accept(setup.get().measure(link, pacing.setupWarmup(), pacing.setupConnections()));
+        if (phases.setup().isPresent()) {
+            report.accept(phases.setup().get().measure(link, pacing.setupWarmup(), pacing.setupConnections()));
+        }
+        if (phases.application().isPresent()) {
+            report.accept(phases.application().get().measure(link, pacing.applicationWarmup(), pacing.applicationCalls()));
         }
         byte[] end = new byte[HEADER_BYTES];
         link.send(end, BenchProtocol.END, 0);

@@ -33,12 +33,12 @@ public final class BenchNode {
             if ("0".equals(role)) {
                 try (MessageLink link = Links.server(transport, Path.of(arguments.required("scratch")), rendezvous)) {
                     log.info("{} server: echoed {} pings", transport.label(),
-                            BenchServer.serve(link, ConnectionSetup.of(transport)));
+                            BenchServer.serve(link, SocketPhases.of(transport)));
                 }
             } else if ("1".equals(role)) {
                 Pacing pacing = arguments.flag("quick") ? Pacing.QUICK : Pacing.DEFAULT;
                 try (MessageLink link = Links.client(transport, rendezvous)) {
-                    new BenchClient(link, pacing, ConnectionSetup.of(transport)).run(BenchClient.SIZES, measurement -> {
+                    new BenchClient(link, pacing, SocketPhases.of(transport)).run(BenchClient.SIZES, measurement -> {
                         System.out.println(measurement.toLine());
                         System.out.flush();
                     });

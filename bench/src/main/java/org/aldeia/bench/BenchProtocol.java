@@ -30,6 +30,10 @@ final class BenchProtocol {
     static final int SETUP = 9;
     /** Server → client: listening; the payload is the port, as text. */
     static final int SETUP_READY = 10;
+    /** Client → server: serve this many application connections (4-byte payload). */
+    static final int APPLICATION = 11;
+    /** Server → client: listening for them; the payload is the port, as text. */
+    static final int APPLICATION_READY = 12;
 
     private BenchProtocol() {
     }

@@ -4,11 +4,10 @@ import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
 import java.util.Collections;
-import java.util.Optional;
 
 /**
  * The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream,
- * reports its JVM's CPU time and serves the connection set-up phase when asked.
+ * reports its JVM's CPU time and serves the connection set-up and application phases when asked.
  */
 final class BenchServer {
 
@@ -17,9 +16,9 @@ final class BenchServer {
 
     /**
      * Serves {@code link} until the client's END; returns how many pings were echoed.
-     * {@code setup} serves the connection set-up phase (empty: the row has none).
+     * {@code phases} serves the connection set-up and application phases (none: the row has neither).
      */
-    static long serve(MessageLink link, Optional<ConnectionSetup> setup) throws IOException {
+    static long serve(MessageLink link, SocketPhases phases) throws IOException {
         byte[] frame = new byte[HEADER_BYTES + Math.max(BenchClient.LARGEST_SIZE, Collections.max(BenchClient.STREAM_CHUNKS))];
         byte[] ack = new byte[HEADER_BYTES + 1];
         byte[] cpu = new byte[HEADER_BYTES + Long.BYTES];
@@ -57,10 +56,16 @@ final class BenchServer {
                     link.flush();
                     break;
                 case BenchProtocol.SETUP:
-                    if (setup.isEmpty() || length != Integer.BYTES) {
+                    if (phases.setup().isEmpty() || length != Integer.BYTES) {
                         throw new IOException("a set-up phase was asked for but this row has none");
                     }
-                    setup.get().serve(link, BenchProtocol.getInt(frame, HEADER_BYTES));
+                    phases.setup().get().serve(link, BenchProtocol.getInt(frame, HEADER_BYTES));
+                    break;
+                case BenchProtocol.APPLICATION:
+                    if (phases.application().isEmpty() || length != Integer.BYTES) {
+                        throw new IOException("an application phase was asked for but this row has none");
+                    }
+                    phases.application().get().serve(link, BenchProtocol.getInt(frame, HEADER_BYTES));
                     break;
                 case BenchProtocol.END:
                     return echoed;

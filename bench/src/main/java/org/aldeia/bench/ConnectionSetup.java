@@ -1,14 +1,11 @@
 package org.aldeia.bench;
 
-import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 import org.HdrHistogram.Histogram;
@@ -16,9 +13,8 @@ import org.aldeia.samples.SocketKind;
 
 /**
  * The connection set-up phase of a socket row: the client opens fresh connections of the row's
- * kind one after the other, each connect + 1-byte echo + close, timed one by one. The server
- * listens on a second port of the same kind and tells the client which over the row's link,
- * so both ends of every connection are made exactly as the row's main connection was.
+ * kind one after the other, each connect + 1-byte echo + close, timed one by one, to a
+ * {@link PhaseListener} of the server.
  */
 final class ConnectionSetup {
 
@@ -38,12 +34,7 @@ final class ConnectionSetup {
 
     /** Server side, on the client's SETUP frame: listens, answers with the port, serves {@code count} connections. */
     void serve(MessageLink link, int count) throws IOException {
-        try (ServerSocket server = kind.serverSocket(0)) {
-            byte[] port = Integer.toString(server.getLocalPort()).getBytes(StandardCharsets.US_ASCII);
-            byte[] ready = new byte[HEADER_BYTES + port.length];
-            System.arraycopy(port, 0, ready, HEADER_BYTES, port.length);
-            link.send(ready, BenchProtocol.SETUP_READY, port.length);
-            link.flush();
+        try (ServerSocket server = PhaseListener.listen(kind, link, BenchProtocol.SETUP_READY)) {
             for (int i = 0; i < count; i++) {
                 try (Socket socket = kind.accept(server)) {
                     InputStream in = socket.getInputStream();
@@ -69,16 +60,7 @@ final class ConnectionSetup {
      * result's percentiles are per connection.
      */
     Measurement measure(MessageLink link, int warmup, int timed) throws IOException {
-        byte[] request = new byte[HEADER_BYTES + Integer.BYTES];
-        BenchProtocol.putInt(request, HEADER_BYTES, warmup + timed);
-        link.send(request, BenchProtocol.SETUP, Integer.BYTES);
-        link.flush();
-        byte[] ready = new byte[HEADER_BYTES + 16];
-        int length = link.receive(ready);
-        if (BenchProtocol.type(ready) != BenchProtocol.SETUP_READY) {
-            throw new IOException("expected the server's set-up port, got a frame of type " + BenchProtocol.type(ready));
-        }
-        int port = Integer.parseInt(new String(ready, HEADER_BYTES, length, StandardCharsets.US_ASCII));
+        int port = PhaseListener.ask(link, BenchProtocol.SETUP, warmup + timed, BenchProtocol.SETUP_READY);
         for (int i = 0; i < warmup; i++) {
             connectEchoClose(port, i);
         }

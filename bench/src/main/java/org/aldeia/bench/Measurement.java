@@ -23,6 +23,11 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
         BANDWIDTH("MB/s"),
         /** One connect + 1-byte echo + close; percentiles per connection. */
         SETUP("us"),
+        /**
+         * One call of the application phase (object request and response of 1..8 KiB over
+         * several connections, a busy JVM beside): percentiles per call, round trip.
+         */
+        APPLICATION("us"),
         /** User + sys CPU time of both JVMs over the 64 B ping-pong, per round trip (elapsedNanos is CPU time). */
         CPU("us");
 
@@ -38,7 +43,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
 
         /** Whether the metric has a distribution (median, p99, p99.9) besides its mean. */
         boolean hasPercentiles() {
-            return this == LATENCY || this == SETUP;
+            return this == LATENCY || this == SETUP || this == APPLICATION;
         }
 
         String optionName() {
@@ -77,7 +82,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
         return metric.hasPercentiles() ? p50Nanos / 1e3 : mean();
     }
 
-    /** The mean: µs one way (LATENCY), per connection (SETUP), CPU µs per round trip, or MB/s. */
+    /** The mean: µs one way (LATENCY), per connection (SETUP), per call (APPLICATION), CPU µs per round trip, or MB/s. */
     double mean() {
         switch (metric) {
             case LATENCY:

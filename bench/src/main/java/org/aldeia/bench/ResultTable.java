@@ -11,7 +11,7 @@ import org.aldeia.bench.Measurement.Metric;
 /**
  * The benchmark's tables, a row per transport and placement: median one-way latency per
  * ping-pong size; its tail (p99 / p99.9); streaming bandwidth, connection set-up and CPU per
- * round trip. Ratios are to the JDK loopback row of the same placement.
+ * round trip; the application phase's calls. Ratios are to the JDK loopback row of the same placement.
  */
 final class ResultTable {
 
@@ -63,6 +63,15 @@ final class ResultTable {
                     + setupBase.map(b -> " (" + ratio(c.median() / b.median()) + ")").orElse("")).orElse("n/a"));
             cells.add(withRatio(row.cell(Metric.CPU), baseline(rows, row, Metric.CPU, BenchClient.CPU_SIZE)));
             return cells;
+        }, false);
+        text.append("\nApplication: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
+                .append(" and a reader thread; requests and\nresponses are objects (ObjectOutputStream) of 1 to 8 KiB;")
+                .append(" a third JVM computes meanwhile. Per call\n(round trip): median (ratio to ")
+                .append(Transport.BASELINE.label()).append(", same placement) / p99 / p99.9 µs.\n");
+        appendBlock(text, rows, headerOf(List.of("call median", "p99 / p99.9")), row -> {
+            Optional<Cell> call = row.cell(Metric.APPLICATION);
+            return List.of(withRatio(call, baseline(rows, row, Metric.APPLICATION, ApplicationPhase.MAX_PAYLOAD)),
+                    call.map(c -> number(c.p99()) + " / " + number(c.p999())).orElse("n/a"));
         }, false);
         if (rows.stream().flatMap(r -> r.cells().stream()).anyMatch(c -> !c.hasMedian() && c.metric() == Metric.LATENCY)) {
             text.append(MEAN_ONLY).append(" a mean: fi_pingpong prints no median or percentiles.\n");

@@ -14,7 +14,8 @@ final class Fixtures {
     /**
      * A row whose one-way latency at every size has median {@code micros}, p99 twice and p99.9
      * three times that, whose streams run at {@code megabytes} MB/s, whose connections take
-     * 10x {@code micros} (p99 20x) and whose 64 B round trip costs {@code micros} of CPU.
+     * 10x {@code micros} (p99 20x), whose 64 B round trip costs {@code micros} of CPU and whose
+     * application calls take 5x {@code micros} (p99 40x, p99.9 80x).
      */
     static Row row(Transport transport, Placement placement, double micros, double megabytes) {
         List<Cell> cells = new ArrayList<>();
@@ -26,6 +27,8 @@ final class Fixtures {
         }
         cells.add(new Cell(Metric.SETUP, 1, 3, 10 * micros, 10 * micros, 20 * micros, 30 * micros));
         cells.add(new Cell(Metric.CPU, BenchClient.CPU_SIZE, 3, micros, Double.NaN, Double.NaN, Double.NaN));
+        cells.add(new Cell(Metric.APPLICATION, ApplicationPhase.MAX_PAYLOAD, 3, 6 * micros, 5 * micros, 40 * micros,
+                80 * micros));
         return new Row(transport.optionName(), transport.label(), transport.ordinal(), placement, cells, null);
     }
 

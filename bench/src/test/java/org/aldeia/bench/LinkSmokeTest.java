@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -27,10 +26,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 class LinkSmokeTest {
 
     /**
-     * Three timed round trips per size, 3-chunk streams, 2 + 5 set-up connections, warm-up as
-     * short as possible.
+     * Three timed round trips per size, 3-chunk streams, 2 + 5 set-up connections, 4 + 9
+     * application calls, warm-up as short as possible.
      */
-    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5);
+    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 4, 9);
     private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
 
     private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
@@ -50,12 +49,12 @@ class LinkSmokeTest {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         Future<Long> echoed = serverThread.submit(() -> {
             try (MessageLink link = Links.server(transport, dir, rendezvous)) {
-                return BenchServer.serve(link, ConnectionSetup.of(transport));
+                return BenchServer.serve(link, SocketPhases.of(transport));
             }
         });
         List<Measurement> results = new ArrayList<>();
         try (MessageLink link = Links.client(transport, rendezvous)) {
-            new BenchClient(link, TINY, ConnectionSetup.of(transport)).run(SIZES, results::add);
+            new BenchClient(link, TINY, SocketPhases.of(transport)).run(SIZES, results::add);
         }
         // Warm-up (3) plus timed (3) round trips per size.
         assertEquals(6L * SIZES.size(), echoed.get(30, TimeUnit.SECONDS));
@@ -67,11 +66,14 @@ class LinkSmokeTest {
         }
         assertEquals(BenchClient.STREAM_CHUNKS, results.stream().filter(m -> m.metric() == Metric.BANDWIDTH)
                 .map(Measurement::sizeBytes).toList());
-        // 64 B is not among these sizes: no CPU cell. Only the socket row has a set-up phase.
+        // 64 B is not among these sizes: no CPU cell. Only the socket row has set-up and application phases.
         assertTrue(results.stream().noneMatch(m -> m.metric() == Metric.CPU));
         List<Measurement> setup = results.stream().filter(m -> m.metric() == Metric.SETUP).toList();
         assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, setup.size(), results.toString());
         setup.forEach(s -> assertEquals(5, s.count()));
+        List<Measurement> calls = results.stream().filter(m -> m.metric() == Metric.APPLICATION).toList();
+        assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, calls.size(), results.toString());
+        calls.forEach(c -> assertEquals(9, c.count(), "the timed calls of all connections"));
     }
 
     @Test
@@ -79,12 +81,12 @@ class LinkSmokeTest {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         serverThread.submit(() -> {
             try (MessageLink link = Links.server(Transport.JDK_LOOPBACK, dir, rendezvous)) {
-                return BenchServer.serve(link, Optional.empty());
+                return BenchServer.serve(link, SocketPhases.NONE);
             }
         });
         List<Measurement> results = new ArrayList<>();
         try (MessageLink link = Links.client(Transport.JDK_LOOPBACK, rendezvous)) {
-            BenchClient client = new BenchClient(link, TINY, Optional.empty());
+            BenchClient client = new BenchClient(link, TINY, SocketPhases.NONE);
             client.pingPong(BenchClient.CPU_SIZE, results::add);
             link.send(new byte[BenchProtocol.HEADER_BYTES], BenchProtocol.END, 0);
             link.flush();
@@ -110,7 +112,7 @@ class LinkSmokeTest {
         });
         try (MessageLink link = Links.client(Transport.JDK_LOOPBACK, rendezvous)) {
             IOException e = assertThrows(IOException.class,
-                    () -> new BenchClient(link, TINY, Optional.empty()).pingPong(1000, m -> { }));
+                    () -> new BenchClient(link, TINY, SocketPhases.NONE).pingPong(1000, m -> { }));
             assertTrue(e.getMessage().contains("differs from what was sent at payload byte 999"), e.getMessage());
         }
     }
@@ -120,7 +122,7 @@ class LinkSmokeTest {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         Future<Long> server = serverThread.submit(() -> {
             try (MessageLink link = Links.server(Transport.JDK_UNIX, dir, rendezvous)) {
-                return BenchServer.serve(link, Optional.empty());
+                return BenchServer.serve(link, SocketPhases.NONE);
             }
         });
         try (MessageLink link = Links.client(Transport.JDK_UNIX, rendezvous)) {

@@ -52,9 +52,19 @@ class ResultTableTest {
     }
 
     @Test
+    void theApplicationBlockShowsTheCallMedianWithItsRatioAndTail() {
+        String application = block(ResultTable.render(ROWS, BenchClient.SIZES), 3);
+        assertTrue(application.startsWith("Application: " + ApplicationPhase.CONNECTIONS + " connections"), application);
+        String aeron = line(application, Transport.AERON_IPC.label(), "free");
+        assertTrue(aeron.contains("25.0 (0.25x)"), aeron);
+        assertTrue(aeron.endsWith("200 / 400"), aeron);
+        assertTrue(line(application, Transport.ALDEIA_STATIC_SCI.label(), "free").endsWith("| n/a"));
+    }
+
+    @Test
     void theColumnsOfEveryBlockLineUp() {
         String table = ResultTable.render(ROWS, BenchClient.SIZES);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             String block = block(table, i);
             String header = line(block, "transport", "placement");
             String aeron = line(block, Transport.AERON_IPC.label(), "pinned");
