@@ -12,8 +12,8 @@ import org.HdrHistogram.Histogram;
 /**
  * The measuring side: a ping-pong per message size (each round trip timed into a histogram),
  * the CPU time of both JVMs over the 64 B ping-pong, a one-way stream per write size
- * acknowledged by the server, then the connection set-up and application phases when the row
- * has them. Every echo
+ * acknowledged by the server, then the connection set-up, application and RMI phases when the
+ * row has them. Every echo
  * is checked, so a transport that loses, corrupts or replays data fails instead of reporting a
  * fast number.
  */
@@ -56,6 +56,9 @@ final class BenchClient {
         }
         if (phases.application().isPresent()) {
             report.accept(phases.application().get().measure(link, pacing.applicationWarmup(), pacing.applicationCalls()));
+        }
+        if (phases.rmi().isPresent()) {
+            report.accept(phases.rmi().get().measure(link, pacing.rmiWarmup(), pacing.rmiCalls()));
         }
         byte[] end = new byte[HEADER_BYTES];
         link.send(end, BenchProtocol.END, 0);

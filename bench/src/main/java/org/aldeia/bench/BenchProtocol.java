@@ -34,6 +34,12 @@ final class BenchProtocol {
     static final int APPLICATION = 11;
     /** Server → client: listening for them; the payload is the port, as text. */
     static final int APPLICATION_READY = 12;
+    /** Client → server: export the RMI phase's remote object. */
+    static final int RMI = 13;
+    /** Server → client: exported; the payload is its serialized stub. */
+    static final int RMI_READY = 14;
+    /** Client → server: the RMI calls are over; unexport. */
+    static final int RMI_DONE = 15;
 
     private BenchProtocol() {
     }

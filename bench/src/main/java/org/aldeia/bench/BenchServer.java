@@ -7,7 +7,7 @@ import java.util.Collections;
 
 /**
  * The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream,
- * reports its JVM's CPU time and serves the connection set-up and application phases when asked.
+ * reports its JVM's CPU time and serves the connection set-up, application and RMI phases when asked.
  */
 final class BenchServer {
 
@@ -66,6 +66,12 @@ final class BenchServer {
                         throw new IOException("an application phase was asked for but this row has none");
                     }
                     phases.application().get().serve(link, BenchProtocol.getInt(frame, HEADER_BYTES));
+                    break;
+                case BenchProtocol.RMI:
+                    if (phases.rmi().isEmpty()) {
+                        throw new IOException("an RMI phase was asked for but this row has none");
+                    }
+                    phases.rmi().get().serve(link);
                     break;
                 case BenchProtocol.END:
                     return echoed;

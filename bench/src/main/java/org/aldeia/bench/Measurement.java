@@ -28,6 +28,8 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
          * several connections, a busy JVM beside): percentiles per call, round trip.
          */
         APPLICATION("us"),
+        /** One call of the RMI phase (int[1024] each way, calls one after the other): percentiles per call. */
+        RMI("us"),
         /** User + sys CPU time of both JVMs over the 64 B ping-pong, per round trip (elapsedNanos is CPU time). */
         CPU("us");
 
@@ -43,7 +45,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
 
         /** Whether the metric has a distribution (median, p99, p99.9) besides its mean. */
         boolean hasPercentiles() {
-            return this == LATENCY || this == SETUP || this == APPLICATION;
+            return this == LATENCY || this == SETUP || this == APPLICATION || this == RMI;
         }
 
         String optionName() {
@@ -82,7 +84,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
         return metric.hasPercentiles() ? p50Nanos / 1e3 : mean();
     }
 
-    /** The mean: µs one way (LATENCY), per connection (SETUP), per call (APPLICATION), CPU µs per round trip, or MB/s. */
+    /** The mean: µs one way (LATENCY), per connection (SETUP), per call (APPLICATION, RMI), CPU µs per round trip, or MB/s. */
     double mean() {
         switch (metric) {
             case LATENCY:

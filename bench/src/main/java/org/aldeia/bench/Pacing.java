@@ -5,18 +5,20 @@ package org.aldeia.bench;
  * picks the count that fills {@code targetSeconds}, so a 5 µs transport and a 5 ms one both get
  * a cell of about the same duration (the 1 MiB cells simply get fewer round trips). The
  * connection set-up phase is counted instead: {@code setupWarmup} untimed connections, then
- * {@code setupConnections} timed ones; so is the application phase, in calls.
+ * {@code setupConnections} timed ones; so are the application and RMI phases, in calls.
  */
 record Pacing(double warmupSeconds, double targetSeconds, int minIterations, int maxIterations,
-        double streamSeconds, int setupWarmup, int setupConnections, int applicationWarmup, int applicationCalls) {
+        double streamSeconds, int setupWarmup, int setupConnections, int applicationWarmup, int applicationCalls,
+        int rmiWarmup, int rmiCalls) {
 
     /**
      * The full run: about 0.9 s per ping-pong cell, 1 s of streaming per write size, 1000
-     * connections, 10 000 application calls (as the issue's program made) after 4000 untimed.
+     * connections, 10 000 application calls (as the issue's program made) after 4000 untimed,
+     * 5000 RMI calls after 3000 untimed.
      */
-    static final Pacing DEFAULT = new Pacing(0.3, 0.6, 20, 500_000, 1.0, 100, 1000, 4000, 10_000);
-    /** A smoke test: tens of milliseconds per cell, 50 connections, 200 application calls. */
-    static final Pacing QUICK = new Pacing(0.02, 0.05, 5, 20_000, 0.1, 5, 50, 100, 200);
+    static final Pacing DEFAULT = new Pacing(0.3, 0.6, 20, 500_000, 1.0, 100, 1000, 4000, 10_000, 3000, 5000);
+    /** A smoke test: tens of milliseconds per cell, 50 connections, 200 application and 50 RMI calls. */
+    static final Pacing QUICK = new Pacing(0.02, 0.05, 5, 20_000, 0.1, 5, 50, 100, 200, 20, 50);
 
     /** The count that fills {@code seconds} when one unit takes {@code nanosPerUnit}, within the bounds. */
     long count(double seconds, double nanosPerUnit) {

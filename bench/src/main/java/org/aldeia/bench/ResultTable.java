@@ -11,7 +11,7 @@ import org.aldeia.bench.Measurement.Metric;
 /**
  * The benchmark's tables, a row per transport and placement: median one-way latency per
  * ping-pong size; its tail (p99 / p99.9); streaming bandwidth, connection set-up and CPU per
- * round trip; the application phase's calls. Ratios are to the JDK loopback row of the same placement.
+ * round trip; the application and RMI phases' calls. Ratios are to the JDK loopback row of the same placement.
  */
 final class ResultTable {
 
@@ -64,14 +64,20 @@ final class ResultTable {
             cells.add(withRatio(row.cell(Metric.CPU), baseline(rows, row, Metric.CPU, BenchClient.CPU_SIZE)));
             return cells;
         }, false);
-        text.append("\nApplication: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
-                .append(" and a reader thread; requests and\nresponses are objects (ObjectOutputStream) of 1 to 8 KiB;")
-                .append(" a third JVM computes meanwhile. Per call\n(round trip): median (ratio to ")
-                .append(Transport.BASELINE.label()).append(", same placement) / p99 / p99.9 µs.\n");
-        appendBlock(text, rows, headerOf(List.of("call median", "p99 / p99.9")), row -> {
-            Optional<Cell> call = row.cell(Metric.APPLICATION);
-            return List.of(withRatio(call, baseline(rows, row, Metric.APPLICATION, ApplicationPhase.MAX_PAYLOAD)),
-                    call.map(c -> number(c.p99()) + " / " + number(c.p999())).orElse("n/a"));
+        text.append("\nApplications, per call (round trip): median (ratio to ").append(Transport.BASELINE.label())
+                .append(", same placement) and p99 / p99.9 µs.\n")
+                .append("app: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
+                .append(" and a reader thread, requests and responses\nobjects (ObjectOutputStream) of 1 to 8 KiB,")
+                .append(" a third JVM computing meanwhile. RMI: the RMI sample's remote\nobject, int[")
+                .append(RmiPhase.INTS).append("] each way, one call after the other.\n");
+        appendBlock(text, rows, headerOf(List.of("app median", "app p99 / p99.9", "RMI median", "RMI p99 / p99.9")), row -> {
+            List<String> cells = new ArrayList<>();
+            for (Metric metric : List.of(Metric.APPLICATION, Metric.RMI)) {
+                Optional<Cell> call = row.cell(metric);
+                cells.add(withRatio(call, call.flatMap(c -> baseline(rows, row, metric, c.sizeBytes()))));
+                cells.add(call.map(c -> number(c.p99()) + " / " + number(c.p999())).orElse("n/a"));
+            }
+            return cells;
         }, false);
         if (rows.stream().flatMap(r -> r.cells().stream()).anyMatch(c -> !c.hasMedian() && c.metric() == Metric.LATENCY)) {
             text.append(MEAN_ONLY).append(" a mean: fi_pingpong prints no median or percentiles.\n");

@@ -15,7 +15,7 @@ final class Fixtures {
      * A row whose one-way latency at every size has median {@code micros}, p99 twice and p99.9
      * three times that, whose streams run at {@code megabytes} MB/s, whose connections take
      * 10x {@code micros} (p99 20x), whose 64 B round trip costs {@code micros} of CPU and whose
-     * application calls take 5x {@code micros} (p99 40x, p99.9 80x).
+     * application calls take 5x {@code micros} (p99 40x, p99.9 80x), its RMI calls 7x (9x, 11x).
      */
     static Row row(Transport transport, Placement placement, double micros, double megabytes) {
         List<Cell> cells = new ArrayList<>();
@@ -29,6 +29,7 @@ final class Fixtures {
         cells.add(new Cell(Metric.CPU, BenchClient.CPU_SIZE, 3, micros, Double.NaN, Double.NaN, Double.NaN));
         cells.add(new Cell(Metric.APPLICATION, ApplicationPhase.MAX_PAYLOAD, 3, 6 * micros, 5 * micros, 40 * micros,
                 80 * micros));
+        cells.add(new Cell(Metric.RMI, RmiPhase.INTS * Integer.BYTES, 3, 8 * micros, 7 * micros, 9 * micros, 11 * micros));
         return new Row(transport.optionName(), transport.label(), transport.ordinal(), placement, cells, null);
     }
 

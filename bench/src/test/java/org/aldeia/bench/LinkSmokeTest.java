@@ -27,9 +27,9 @@ class LinkSmokeTest {
 
     /**
      * Three timed round trips per size, 3-chunk streams, 2 + 5 set-up connections, 4 + 9
-     * application calls, warm-up as short as possible.
+     * application calls, 2 + 6 RMI calls, warm-up as short as possible.
      */
-    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 4, 9);
+    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 4, 9, 2, 6);
     private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
 
     private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
@@ -66,7 +66,7 @@ class LinkSmokeTest {
         }
         assertEquals(BenchClient.STREAM_CHUNKS, results.stream().filter(m -> m.metric() == Metric.BANDWIDTH)
                 .map(Measurement::sizeBytes).toList());
-        // 64 B is not among these sizes: no CPU cell. Only the socket row has set-up and application phases.
+        // 64 B is not among these sizes: no CPU cell. Only the socket row has set-up, application and RMI phases.
         assertTrue(results.stream().noneMatch(m -> m.metric() == Metric.CPU));
         List<Measurement> setup = results.stream().filter(m -> m.metric() == Metric.SETUP).toList();
         assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, setup.size(), results.toString());
@@ -74,6 +74,9 @@ class LinkSmokeTest {
         List<Measurement> calls = results.stream().filter(m -> m.metric() == Metric.APPLICATION).toList();
         assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, calls.size(), results.toString());
         calls.forEach(c -> assertEquals(9, c.count(), "the timed calls of all connections"));
+        List<Measurement> rmi = results.stream().filter(m -> m.metric() == Metric.RMI).toList();
+        assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, rmi.size(), results.toString());
+        rmi.forEach(c -> assertEquals(6, c.count()));
     }
 
     @Test

@@ -52,12 +52,12 @@ class ResultTableTest {
     }
 
     @Test
-    void theApplicationBlockShowsTheCallMedianWithItsRatioAndTail() {
+    void theApplicationsBlockShowsAppAndRmiCallMediansWithRatiosAndTails() {
         String application = block(ResultTable.render(ROWS, BenchClient.SIZES), 3);
-        assertTrue(application.startsWith("Application: " + ApplicationPhase.CONNECTIONS + " connections"), application);
+        assertTrue(application.startsWith("Applications, per call"), application);
         String aeron = line(application, Transport.AERON_IPC.label(), "free");
-        assertTrue(aeron.contains("25.0 (0.25x)"), aeron);
-        assertTrue(aeron.endsWith("200 / 400"), aeron);
+        List<String> cells = List.of(aeron.split("\\|")).stream().map(String::trim).toList();
+        assertEquals(List.of("25.0 (0.25x)", "200 / 400", "35.0 (0.25x)", "45.0 / 55.0"), cells.subList(2, 6), aeron);
         assertTrue(line(application, Transport.ALDEIA_STATIC_SCI.label(), "free").endsWith("| n/a"));
     }
 

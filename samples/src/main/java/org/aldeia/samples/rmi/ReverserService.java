@@ -1,7 +1,7 @@
 package org.aldeia.samples.rmi;
 
-/** The server's remote object; it counts the calls it served so the server knows when to stop. */
-final class ReverserService implements Reverser {
+/** The server's remote object (also the bench's RMI phase's); it counts the calls it served so the server knows when to stop. */
+public final class ReverserService implements Reverser {
 
     private int served;
 
