@@ -107,14 +107,16 @@ static void auto_done(void)
     au.sci_up = 0;
 }
 
-static int auto_post(int node, int index, const void *buf, size_t len)
+static int auto_post_keyed(int node, int index, const void *buf, size_t len, int key)
 {
     if (node == deck_core_self()) return sci_post_self(index, buf, len);
     route_t *r = find(node);
     if (!r || r->why != VIA_SCI) return deck_tcp_transport.post(node, index, buf, len);
     if (!sci_route_valid(r)) return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
-    return sci_post(r->node, index, buf, len);
+    return sci_post_keyed(r->node, index, buf, len, key);
 }
+
+static int auto_post(int node, int index, const void *buf, size_t len) { return auto_post_keyed(node, index, buf, len, -1); }
 
 static int auto_lookup(int node, const char *name, int *index)
 {
@@ -274,6 +276,21 @@ static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms) : deck_entry_take(entry, msg, timeout_ms);
 }
 
+/* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */
+static int auto_bell_read(int index, uint32_t *value)
+{
+    return au.sci_up ? sci_mbox_bell_read(index, value)
+                     : deck_fail(DECK_ESTATE, "deck_mbox_key_seen: no shared memory here, so no doorbell");
+}
+
+static int auto_key_wait(int index, int key, uint32_t seen, int timeout_ms, int spin)
+{
+    return au.sci_up ? sci_mbox_key_wait(index, key, seen, timeout_ms, spin)
+                     : deck_fail(DECK_ESTATE, "deck_mbox_key_wait: no shared memory here, so no doorbell");
+}
+
+static void auto_key_ring(int index, int key) { if (au.sci_up) sci_mbox_key_ring(index, key); }
+
 const deck_transport_t deck_auto_transport = {
     .name = "auto",
     .init_static = auto_init_static,
@@ -296,4 +313,8 @@ const deck_transport_t deck_auto_transport = {
     .msg_free = auto_msg_free,
     .delivered = auto_delivered,
     .describe_peer = auto_describe_peer,
+    .post_keyed = auto_post_keyed,
+    .mbox_bell_read = auto_bell_read,
+    .mbox_key_wait = auto_key_wait,
+    .mbox_key_ring = auto_key_ring,
 };

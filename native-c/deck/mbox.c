@@ -123,12 +123,20 @@ int deck_mbox_clone_at(deck_mbox_t *mb, int node, const char *name)
 
 int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
 {
+    return deck_mbox_post_keyed(mb, msg, -1);
+}
+
+int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key)
+{
     int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post");
     if (rc) return rc;
     if (!msg || (!msg->buf && msg->len)) return deck_fail(DECK_EINVAL, "deck_mbox_post: null message");
     const deck_transport_t *tp = deck_core_transport();
-    if (mb->node != deck_core_self() || tp->retrv)   /* such a transport receives everything itself */
+    if (mb->node != deck_core_self() || tp->retrv) {   /* such a transport receives everything itself */
+        if (key >= 0 && tp->post_keyed)
+            return tp->post_keyed(mb->node, mb->index, msg->buf, msg->len, key % DECK_MBOX_KEYS);
         return tp->post(mb->node, mb->index, msg->buf, msg->len);
+    }
     deck_qmsg_t *q = deck_qmsg_alloc(msg->len, deck_core_self());
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %lu bytes", msg->len);
     if (msg->len) memcpy(q->data, msg->buf, msg->len);

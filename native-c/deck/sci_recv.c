@@ -198,7 +198,7 @@ void sci_mbox_ring_index(int index)
     int slot = index & 0xffff;
     pthread_mutex_lock(&sci.lock);
     sci_in_t *in = slot < SCI_MAX_MBOX ? sci.in[slot] : NULL;
-    if (in && in->index == index) deck_bell_ring(sci_mbox_bell(in->seg.addr));
+    if (in && in->index == index) deck_bell_ring_plain(sci_mbox_bell(in->seg.addr));
     pthread_mutex_unlock(&sci.lock);
 }
 
@@ -513,6 +513,30 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 
 /* The segment of mailbox `index` of this process, or NULL when there is none: only for the fuzz
  * target fuzz/fuzz_sci_mailbox.c (and tests), which play a sender by writing into it. */
+deck_bell_t *sci_mbox_bell_of(int index)
+{
+    void *seg = sci_mbox_segment_of(index);
+    return seg ? sci_mbox_bell(seg) : NULL;
+}
+
+_Static_assert(DECK_MBOX_KEYS == DECK_BELL_KEYS, "a mailbox key is a doorbell key");
+
+int sci_mbox_bell_read(int index, uint32_t *value)
+{
+    deck_bell_t *b = sci_mbox_bell_of(index);
+    if (!b) return deck_fail(DECK_ESTATE, "deck_mbox_key_seen: mailbox %d has no doorbell", index);
+    *value = deck_bell_read(b);
+    return DECK_OK;
+}
+
+void sci_mbox_key_ring(int index, int key)
+{
+    deck_bell_t *b = sci_mbox_bell_of(index);
+    if (!b) return;
+    if (key >= 0) deck_bell_ring_key(b, (unsigned)key);
+    else deck_bell_ring(b);
+}
+
 void *sci_mbox_segment_of(int index)
 {
     int slot = index & 0xffff;

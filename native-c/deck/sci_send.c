@@ -207,9 +207,14 @@ static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
     return rc;
 }
 
-static void ring_receiver(sci_out_t *o) { deck_bell_ring(sci_mbox_bell(o->seg.addr)); }
+/* The ring that shows a message: keyed (key >= 0) wakes the thread waiting for that key. */
+static void ring_receiver(sci_out_t *o, int key)
+{
+    if (key >= 0) deck_bell_ring_key(sci_mbox_bell(o->seg.addr), (unsigned)key);
+    else deck_bell_ring(sci_mbox_bell(o->seg.addr));
+}
 
-static int post_p1(sci_out_t *o, int node, const void *buf, size_t len)
+static int post_p1(sci_out_t *o, int node, const void *buf, size_t len, int key)
 {
     int rc = wait_flow(o, node, p1_room, "room in the protocol-1 ring");
     if (rc) return rc;
@@ -224,11 +229,11 @@ static int post_p1(sci_out_t *o, int node, const void *buf, size_t len)
     __atomic_store_n(pkt + DECK_SEG_LINE - 1, flag, __ATOMIC_RELEASE);
     o->p1_sent++;
     o->seq++;
-    ring_receiver(o);
+    ring_receiver(o, key);
     return DECK_OK;
 }
 
-static int post_p2(sci_out_t *o, int node, const void *buf, size_t len)
+static int post_p2(sci_out_t *o, int node, const void *buf, size_t len, int key)
 {
     size_t real = deck_seg_roundup(len), need = DECK_SEG_LINE + real;
     if (o->p2_cursor + need > sci.cfg.medbuf) {
@@ -249,13 +254,15 @@ static int post_p2(sci_out_t *o, int node, const void *buf, size_t len)
     __atomic_store_n(sci_mbox_ctrl(o->seg.addr, sci.self), o->p2_next | (uint64_t)o->p2_round << 32, __ATOMIC_RELEASE);
     o->p2_cursor += (uint32_t)need;
     o->seq++;
-    ring_receiver(o);
+    ring_receiver(o, key);
     return DECK_OK;
 }
 
 /* Protocol 3: ask with the signal byte, then fill each window the receiver names in our
- * msg_address (one window: its message buffer, zero copy; several: the chunked fallback). */
-static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
+ * msg_address (one window: its message buffer, zero copy; several: the chunked fallback). Only
+ * the request is rung with the key: the fills are for whoever retrieves by then, who waits as a
+ * plain waiter inside the retrieve. */
+static int post_p3(sci_out_t *o, int node, const void *buf, size_t len, int key)
 {
     sci_p3_request_t *req = sci_mbox_request(o->seg.addr, sci.self);
     uint8_t *signal = sci_mbox_signal(o->seg.addr, sci.self);
@@ -266,7 +273,7 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
     req->seq = o->seq;
     req->size = len;
     __atomic_store_n(signal, o->p3_next, __ATOMIC_RELEASE);
-    ring_receiver(o);
+    ring_receiver(o, key);
     for (size_t done = 0; done < len;) {
         o->p3_tag++;
         if ((rc = wait_flow(o, node, p3_window, "the receiver's buffer address"))) break;
@@ -282,7 +289,7 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
         deck_seg_flush();
         if (done == len) __atomic_store_n(signal, (uint8_t)SCI_P3_DONE, __ATOMIC_RELEASE);
         else __atomic_store_n(&req->filled, o->p3_tag, __ATOMIC_RELEASE);
-        ring_receiver(o);
+        ring_receiver(o, -1);
     }
     if (rc) { o->broken = 1; return rc; }
     o->p3_next = (uint8_t)(o->p3_next % 127 + 1);
@@ -292,6 +299,11 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len)
 
 int sci_post(int node, int index, const void *buf, size_t len)
 {
+    return sci_post_keyed(node, index, buf, len, -1);
+}
+
+int sci_post_keyed(int node, int index, const void *buf, size_t len, int key)
+{
     int slot = index & 0xffff;
     if (node < 0 || node >= sci.n || index <= 0 || slot >= SCI_MAX_MBOX) return gone(node, index);
     if (node == sci.self) return sci_post_self(index, buf, len);
@@ -300,9 +312,9 @@ int sci_post(int node, int index, const void *buf, size_t len)
     pthread_mutex_lock(&o->lock);
     int rc = bind(o, node, index);
     if (!rc) {
-        if (len <= SCI_P1_MAX) rc = post_p1(o, node, buf, len);
-        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, buf, len);
-        else rc = post_p3(o, node, buf, len);
+        if (len <= SCI_P1_MAX) rc = post_p1(o, node, buf, len, key);
+        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, buf, len, key);
+        else rc = post_p3(o, node, buf, len, key);
     }
     pthread_mutex_unlock(&o->lock);
     return rc;

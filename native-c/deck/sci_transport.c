@@ -365,4 +365,8 @@ const deck_transport_t deck_sci_transport = {
     .msg_alloc = sci_msg_alloc,
     .msg_free = sci_msg_free,
     .delivered = sci_mbox_ring_index,
+    .post_keyed = sci_post_keyed,
+    .mbox_bell_read = sci_mbox_bell_read,
+    .mbox_key_wait = sci_mbox_key_wait,
+    .mbox_key_ring = sci_mbox_key_ring,
 };

@@ -97,3 +97,44 @@ void sci_wait_end(sci_waiter_t *w)
     if (w->armed) deck_bell_disarm(w->bell);
     w->armed = 0;
 }
+
+/* ---- keyed waits (deck_mbox_key_wait): for one key's rings, or plain for any message ---- */
+
+/* Polls the bell for DECK_SPIN_US (-1: until timeout_ms) as the mailbox's one key spinner, the
+ * way sci_wait_next polls; 1 when it moved. */
+static int spin_for(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms)
+{
+    sci_waiter_t w;
+    sci_wait_start(&w, b, timeout_ms);
+    const struct timespec *end = sci.cfg.spin_us < 0 ? &w.deadline : &w.spin_end;
+    deck_bell_key_spinning(b, key, 1);
+    int moved = 0;
+    while (!(moved = deck_bell_read(b) != seen) && !deck_deadline_passed(end)) {
+        if (w.yielding) sched_yield();
+        else cpu_relax();
+    }
+    return moved;
+}
+
+int sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms, int spin)
+{
+    deck_bell_t *b = sci_mbox_bell_of(index);
+    if (!b) return deck_fail(DECK_ESTATE, "deck_mbox_key_wait: mailbox %d has no doorbell", index);
+    if (key < 0) {
+        deck_bell_arm(b);
+        if (deck_bell_read(b) == seen && timeout_ms > 0) deck_bell_wait(b, seen, timeout_ms);
+        deck_bell_disarm(b);
+        return DECK_OK;
+    }
+    unsigned k = (unsigned)key;
+    if (spin && spin_for(b, k, seen, timeout_ms)) {
+        deck_bell_key_spinning(b, k, 0);
+        return DECK_OK;
+    }
+    /* Armed before the spinner mark goes: a keyed ring in between sees one or the other. */
+    deck_bell_key_arm(b, k);
+    if (spin) deck_bell_key_spinning(b, k, 0);
+    if (deck_bell_read(b) == seen && timeout_ms > 0) deck_bell_key_wait(b, k, seen, timeout_ms);
+    deck_bell_key_disarm(b, k);
+    return DECK_OK;
+}

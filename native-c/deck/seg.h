@@ -51,13 +51,26 @@ typedef struct deck_seg {
  * the CPU (plus 1; 0 unknown) the last writer ran on: a waiter on that same CPU yields while it
  * polls instead of spinning, so that a writer sharing its CPU runs. Any process that may ring
  * writes it, so it is a hint only: whatever it holds, a waiter still stops polling after
- * DECK_SPIN_US. One 64-byte line:
- *   0 bell | 4 waiters | 8 ringer_cpu | 12..63 unused */
+ * DECK_SPIN_US.
+ *
+ * Keys (deck_mbox_post_keyed): a waiter may wait for the rings of one key only (a futex bit
+ * set), so that a writer wakes the one thread its message is for instead of a thread that then
+ * hands it over. `key_sleepers[k]` counts the waiters blocked on key k, `key_spinner` is k + 1
+ * while the one polling waiter the owner allows is polling for key k (0: none), `keyed` is the
+ * sum of key_sleepers. A keyed ring wakes key k's sleepers; with none and no spinner of k it
+ * wakes the plain waiters (who take any message) instead, so every message still wakes someone
+ * who takes it. A plain ring wakes everybody. Like ringer_cpu these are written by every
+ * process that rings or waits, so a wrong value costs wake-ups, never data: every wait is
+ * bounded by its caller. One 64-byte line:
+ *   0 bell | 4 waiters | 8 ringer_cpu | 12 key_spinner | 16 key_sleepers[23] (u16) | 62 keyed (u16) */
+#define DECK_BELL_KEYS 23
 typedef struct deck_bell {
     uint32_t bell;
     uint32_t waiters;
     uint32_t ringer_cpu;
-    uint8_t  pad[DECK_SEG_LINE - 12];
+    uint32_t key_spinner;
+    uint16_t key_sleepers[DECK_BELL_KEYS];
+    uint16_t keyed;
 } deck_bell_t;
 
 /* SCIInitialize + SCIOpen: this process is `self`, its segments named with `token` (letters and
@@ -121,5 +134,16 @@ uint32_t deck_bell_read(deck_bell_t *b);
 void     deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms);
 /* Writer, after its stores: bumps the bell and wakes the waiters if any is armed. */
 void     deck_bell_ring(deck_bell_t *b);
+/* The same for the plain waiters only: a message whose key is not known (tcp's deliveries, a
+ * post to oneself) is for whoever takes any message, who hands it on. */
+void     deck_bell_ring_plain(deck_bell_t *b);
+/* Keyed waiting (key < DECK_BELL_KEYS): as arm/wait/disarm, but woken only by plain rings and
+ * rings of `key`. A keyed ring (writer, after its stores) wakes key's sleepers; when there are
+ * none and key's spinner is not polling, it wakes the plain waiters. */
+void     deck_bell_key_arm(deck_bell_t *b, unsigned key);
+void     deck_bell_key_disarm(deck_bell_t *b, unsigned key);
+void     deck_bell_key_wait(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms);
+void     deck_bell_key_spinning(deck_bell_t *b, unsigned key, int on);
+void     deck_bell_ring_key(deck_bell_t *b, unsigned key);
 
 #endif

@@ -453,25 +453,85 @@ static void unlink_own_at_exit(void)
 
 /* ---- doorbells: a futex on a shared word (not FUTEX_PRIVATE: the waker is another process) ---- */
 
+/* Futex bit sets: bit k for the sleepers of key k, the top bit for plain waiters. A plain
+ * wake (FUTEX_WAKE) matches every bit, so it wakes keyed sleepers too. */
+#define PLAIN_BIT (1u << 31)
+_Static_assert(DECK_BELL_KEYS < 31, "a key's bit is below the plain waiters' bit");
+
 void deck_bell_arm(deck_bell_t *b)    { __atomic_fetch_add(&b->waiters, 1, __ATOMIC_SEQ_CST); }
 void deck_bell_disarm(deck_bell_t *b) { __atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST); }
 uint32_t deck_bell_read(deck_bell_t *b) { return __atomic_load_n(&b->bell, __ATOMIC_SEQ_CST); }
 
-void deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms)
+/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+static void wait_bits(deck_bell_t *b, uint32_t seen, int timeout_ms, uint32_t bits)
 {
-    struct timespec rel = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
-    syscall(SYS_futex, &b->bell, FUTEX_WAIT, seen, &rel, NULL, 0);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    syscall(SYS_futex, &b->bell, FUTEX_WAIT_BITSET, seen, &until, NULL, bits);
 }
 
-void deck_bell_ring(deck_bell_t *b)
+void deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms) { wait_bits(b, seen, timeout_ms, PLAIN_BIT); }
+
+/* Bumps the bell after the writer's stores; the waker's CPU is noted for the yield hint. */
+static void bump(deck_bell_t *b)
 {
     /* Written only when it changes: the line stays shared while the writer keeps its CPU. */
     int cpu = sched_getcpu();
     if (cpu >= 0 && __atomic_load_n(&b->ringer_cpu, __ATOMIC_RELAXED) != (uint32_t)cpu + 1)
         __atomic_store_n(&b->ringer_cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
+}
+
+void deck_bell_ring(deck_bell_t *b)
+{
     /* seq_cst on both sides (Dekker): either the waiter sees the new bell value, or this load
      * sees it armed and wakes it. */
-    __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST))
+    bump(b);
+    if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST) || __atomic_load_n(&b->keyed, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &b->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void deck_bell_ring_plain(deck_bell_t *b)
+{
+    bump(b);
+    if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, PLAIN_BIT);
+}
+
+void deck_bell_key_arm(deck_bell_t *b, unsigned key)
+{
+    __atomic_fetch_add(&b->key_sleepers[key % DECK_BELL_KEYS], 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&b->keyed, 1, __ATOMIC_SEQ_CST);
+}
+
+void deck_bell_key_disarm(deck_bell_t *b, unsigned key)
+{
+    __atomic_fetch_sub(&b->keyed, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&b->key_sleepers[key % DECK_BELL_KEYS], 1, __ATOMIC_SEQ_CST);
+}
+
+void deck_bell_key_wait(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms)
+{
+    wait_bits(b, seen, timeout_ms, 1u << (key % DECK_BELL_KEYS));
+}
+
+void deck_bell_key_spinning(deck_bell_t *b, unsigned key, int on)
+{
+    __atomic_store_n(&b->key_spinner, on ? key % DECK_BELL_KEYS + 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+void deck_bell_ring_key(deck_bell_t *b, unsigned key)
+{
+    key %= DECK_BELL_KEYS;
+    bump(b);
+    /* The same Dekker pairing as deck_bell_ring: a sleeper arms, then looks at the bell; a
+     * spinner stops being one only after arming, so this load sees one or the other. */
+    if (__atomic_load_n(&b->key_sleepers[key], __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, 1u << key);
+    else if (__atomic_load_n(&b->key_spinner, __ATOMIC_SEQ_CST) != key + 1
+             && __atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, PLAIN_BIT);
 }

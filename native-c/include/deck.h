@@ -206,6 +206,27 @@ int deck_mbox_watch(deck_mbox_t *mb, int node);
 int deck_mbox_limit(deck_mbox_t *mb, unsigned long max_len);
 int deck_mbox_destroy(deck_mbox_t *mb);
 
+/* ---- keyed wake-ups (mbox_keys.c) --------------------------------------------------------
+ * For a process whose threads wait for different messages of one created mailbox: a sender
+ * posts with a key (its receiver's choice, e.g. a connection number; any key >= 0, taken
+ * modulo DECK_MBOX_KEYS everywhere), and a thread waits for the rings of its key without retrieving, then
+ * retrieves with a look (deck_mbox_retrv_timed, 0) and hands on what is not its own, ringing
+ * that thread's key (deck_mbox_key_ring). A keyed post whose key nobody waits for wakes the
+ * plain waiters (DECK_KEY_ANY) instead, so a process keeps one plain waiter to take messages
+ * nobody waits for. Keys share DECK_MBOX_KEYS slots: a waiter may be woken for another's key.
+ * A waiter reads the mailbox's bell (seen) BEFORE it looks at what it waits for, and waits with
+ * that value: a ring after the read returns at once, so no wake-up is lost. On transports
+ * without a doorbell (tcp) the calls fail with DECK_ESTATE and the post is a plain post. */
+#define DECK_MBOX_KEYS 23
+#define DECK_KEY_ANY   (-1)
+int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
+int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
+/* Blocks while the bell is still `seen`, at most timeout_ms (spurious returns allowed), woken by
+ * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. `spin`:
+ * poll DECK_SPIN_US first, as the one thread of this process that may poll for a key. */
+int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms, int spin);
+int deck_mbox_key_ring(deck_mbox_t *mb, int key);
+
 /* ---- threads (thin wrapper over Pthreads) ---------------------------------------------- */
 typedef pthread_t       deck_thread_t;
 typedef pthread_mutex_t deck_mutex_t;

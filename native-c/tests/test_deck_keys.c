@@ -1,0 +1,186 @@
+/*
+ * Keyed wake-ups (deck.h, deck_mbox_post_keyed / deck_mbox_key_*): a keyed post wakes the
+ * thread waiting for its key and not the plain waiter; a keyed post whose key nobody waits for
+ * wakes the plain waiter; a plain post wakes everybody; a local ring wakes its key; a message
+ * queued without a key (to oneself) wakes the plain waiter only; tcp has no
+ * doorbell, so the calls say so and a keyed post is a plain one. "Woken" is told from "timed
+ * out" by the wait's length against its bound (woken: well under it; not woken: the whole
+ * bound); the bounds are seconds apart, so load cannot blur them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util_deck.h"
+#include "../deck/sci.h"
+
+#define LONG_MS   8000        /* a wait that must be ended by a ring */
+#define SHORT_MS  1500        /* a wait that must run out: nothing of its key comes */
+
+typedef struct waiter {
+    deck_mbox_t *mb;
+    int          key;         /* DECK_KEY_ANY: the plain waiter */
+    uint32_t     seen;
+    int          timeout_ms;
+    long         took_ms;
+    pthread_t    thread;
+} waiter_t;
+
+static void *wait_thread(void *arg)
+{
+    waiter_t *w = arg;
+    long t0 = util_now_ms();
+    CHECK_OK(deck_mbox_key_wait(w->mb, w->key, w->seen, w->timeout_ms, 0));
+    w->took_ms = util_now_ms() - t0;
+    return NULL;
+}
+
+/* Starts a waiter and returns once it sleeps on the doorbell (its count shows there). */
+static void start_waiter(waiter_t *w, deck_mbox_t *mb, int key, int timeout_ms)
+{
+    deck_bell_t *b = sci_mbox_bell_of(mb->index);
+    CHECK(b != NULL);
+    uint32_t before = key == DECK_KEY_ANY ? __atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST)
+                                          : __atomic_load_n(&b->key_sleepers[key], __ATOMIC_SEQ_CST);
+    *w = (waiter_t){ .mb = mb, .key = key, .timeout_ms = timeout_ms };
+    CHECK_OK(deck_mbox_key_seen(mb, &w->seen));
+    CHECK(pthread_create(&w->thread, NULL, wait_thread, w) == 0);
+    for (int i = 0; i < 5000; i++) {
+        uint32_t now = key == DECK_KEY_ANY ? __atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST)
+                                           : __atomic_load_n(&b->key_sleepers[key], __ATOMIC_SEQ_CST);
+        if (now > before) {
+            util_sleep_ms(20);   /* from armed to inside the futex wait */
+            return;
+        }
+        util_sleep_ms(1);
+    }
+    CHECK(!"the waiter never armed");
+}
+
+static void join(waiter_t *w) { CHECK(pthread_join(w->thread, NULL) == 0); }
+
+static void post(deck_mbox_t *mb, int key, unsigned char tag)
+{
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 16));
+    memset(m.buf, tag, 16);
+    m.len = 16;
+    CHECK_OK(deck_mbox_post_keyed(mb, &m, key));
+    CHECK_OK(deck_msg_destroy(&m));
+}
+
+static void take(deck_mbox_t *mb, unsigned char tag)
+{
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 16));
+    CHECK_OK(deck_mbox_retrv_timed(mb, &m, 0));
+    CHECK(m.len == 16 && m.buf[0] == tag && m.buf[15] == tag);
+    CHECK_OK(deck_msg_destroy(&m));
+}
+
+/* Node 0 waits in threads, node 1 posts between barriers. */
+static int sci_node(int id, int n, void *arg)
+{
+    deck_mbox_t mb;
+    waiter_t key5, any;
+    if (id == 0) {
+        CHECK_OK(deck_mbox_create(&mb, "keys"));
+        CHECK_OK(deck_barrier());                                   /* created */
+
+        /* 1: a keyed post wakes its key's sleeper and leaves the plain waiter asleep */
+        start_waiter(&key5, &mb, 5, LONG_MS);
+        start_waiter(&any, &mb, DECK_KEY_ANY, SHORT_MS);
+        CHECK_OK(deck_barrier());                                   /* node 1 posts with key 5 */
+        join(&key5);
+        join(&any);
+        CHECK(key5.took_ms < LONG_MS / 2);
+        CHECK(any.took_ms >= SHORT_MS - 100);
+        take(&mb, 1);
+
+        /* 2: a keyed post nobody waits for wakes the plain waiter */
+        start_waiter(&any, &mb, DECK_KEY_ANY, LONG_MS);
+        CHECK_OK(deck_barrier());                                   /* node 1 posts with key 7 */
+        join(&any);
+        CHECK(any.took_ms < LONG_MS / 2);
+        take(&mb, 2);
+
+        /* 3: a plain post wakes a key's sleeper; a key is taken modulo DECK_MBOX_KEYS */
+        start_waiter(&key5, &mb, 3, LONG_MS);
+        CHECK_OK(deck_barrier());                                   /* node 1 posts plainly */
+        join(&key5);
+        CHECK(key5.took_ms < LONG_MS / 2);
+        take(&mb, 3);
+
+        /* 4: a local ring wakes its key; bad keys and handles are refused */
+        start_waiter(&key5, &mb, 9, LONG_MS);
+        CHECK_OK(deck_mbox_key_ring(&mb, 9 + DECK_MBOX_KEYS));
+        join(&key5);
+        CHECK(key5.took_ms < LONG_MS / 2);
+        CHECK_RC(deck_mbox_key_ring(&mb, -2), DECK_EINVAL);
+        CHECK_RC(deck_mbox_key_wait(&mb, -2, 0, 0, 0), DECK_EINVAL);
+
+        /* 5: a message queued without a key (a post to oneself, tcp's deliveries) wakes the
+         * plain waiter only, who hands it on */
+        deck_mbox_t self;
+        CHECK_OK(deck_mbox_clone(&self, "keys"));
+        start_waiter(&key5, &mb, 4, SHORT_MS);
+        start_waiter(&any, &mb, DECK_KEY_ANY, LONG_MS);
+        post(&self, 4, 5);
+        join(&any);
+        join(&key5);
+        CHECK(any.took_ms < LONG_MS / 2);
+        CHECK(key5.took_ms >= SHORT_MS - 100);
+        take(&mb, 5);
+        CHECK_OK(deck_mbox_destroy(&self));
+        CHECK_OK(deck_barrier());
+    } else {
+        CHECK_OK(deck_barrier());
+        CHECK_OK(deck_mbox_clone(&mb, "keys"));
+        uint32_t seen;
+        CHECK_RC(deck_mbox_key_seen(&mb, &seen), DECK_ESTATE);      /* not a created mailbox */
+        CHECK_OK(deck_barrier());
+        post(&mb, 5, 1);
+        CHECK_OK(deck_barrier());
+        post(&mb, 7, 2);
+        CHECK_OK(deck_barrier());
+        post(&mb, -1, 3);
+        CHECK_OK(deck_barrier());
+    }
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_mbox_destroy(&mb));
+    return 0;
+}
+
+/* tcp: no doorbell, so no keyed waits; a keyed post arrives as a plain one. */
+static int tcp_node(int id, int n, void *arg)
+{
+    deck_mbox_t mb;
+    uint32_t seen;
+    if (id == 0) {
+        CHECK_OK(deck_mbox_create(&mb, "keys"));
+        CHECK_RC(deck_mbox_key_seen(&mb, &seen), DECK_ESTATE);
+        CHECK_RC(deck_mbox_key_wait(&mb, 1, 0, 10, 0), DECK_ESTATE);
+        CHECK_OK(deck_barrier());
+        deck_msg_t m;
+        CHECK_OK(deck_msg_create(&m, 16));
+        CHECK_OK(deck_mbox_retrv_timed(&mb, &m, LONG_MS));
+        CHECK(m.len == 16 && m.buf[0] == 4);
+        CHECK_OK(deck_msg_destroy(&m));
+    } else {
+        CHECK_OK(deck_barrier());
+        CHECK_OK(deck_mbox_clone(&mb, "keys"));
+        post(&mb, 11, 4);
+    }
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_mbox_destroy(&mb));
+    return 0;
+}
+
+int main(void)
+{
+    int failed = 0;
+    failed |= util_run_test_on("sci", "keyed_wakeups_sci", 2, sci_node, NULL);
+    failed |= util_run_test_on("tcp", "keyed_post_is_plain_on_tcp", 2, tcp_node, NULL);
+    return failed;
+}
