@@ -18,6 +18,10 @@
  * already there, so a message reaches the reader's thread without a hand-off. A CQ that also
  * serves send queues only waits: their completions come from other threads, which could not
  * wake a poller inside a retrieve.
+ *
+ * With keyed wake-ups (engine.c) such a poller does not wait inside a retrieve: it drains the
+ * mailbox with looks, then sleeps on its key, which the sending process rings for its queue
+ * pair's messages and a dispatcher here rings with every completion it pushes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,6 +43,7 @@ struct mv_cq {
     unsigned        progress;   /* bumped by mv_cq_notify */
     uint32_t        recv_users; /* receive queues reporting here */
     uint32_t        send_users; /* send queues reporting here */
+    int             key;        /* the wake-up key its pollers wait on (mv_cq_key), -1: none yet */
 };
 
 static VAPI_wc_desc_t *entries(EVAPI_cq_ring_t *ring)
@@ -90,6 +95,7 @@ VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
     pthread_cond_init(&cq->nonempty, &attr);
     pthread_condattr_destroy(&attr);
     pthread_mutex_init(&cq->lock, NULL);
+    cq->key = -1;
     *out = cq;
     return VAPI_OK;
 }
@@ -150,6 +156,9 @@ void mv_cq_unreserve(struct mv_cq *cq, uint32_t n)
     pthread_mutex_unlock(&cq->lock);
 }
 
+/* The key a poller of cq may sleep on with keyed wake-ups, else -1; lock held. */
+static int wake_key_locked(const struct mv_cq *cq);
+
 void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc)
 {
     pthread_mutex_lock(&cq->lock);
@@ -159,7 +168,10 @@ void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc)
     entries(cq->ring)[tail & (cq->ring->cap - 1)] = *wc;
     __atomic_store_n(&cq->ring->tail, tail + 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&cq->nonempty);
+    int key = wake_key_locked(cq);
     pthread_mutex_unlock(&cq->lock);
+    if (key >= 0)
+        mv_engine_ring_key((unsigned)key);
 }
 
 /* Takes up to max completions; lock held, and nobody reads the mapped ring meanwhile. */
@@ -190,6 +202,14 @@ void mv_cq_bind(struct mv_cq *cq, int receive, int add)
     pthread_mutex_unlock(&cq->lock);
 }
 
+void mv_cq_key(struct mv_cq *cq, uint32_t qp_num)
+{
+    pthread_mutex_lock(&cq->lock);
+    if (cq->key < 0)
+        cq->key = (int)mv_key_of(qp_num);
+    pthread_mutex_unlock(&cq->lock);
+}
+
 void mv_cq_notify(struct mv_cq *cq)
 {
     pthread_mutex_lock(&cq->lock);
@@ -202,6 +222,11 @@ void mv_cq_notify(struct mv_cq *cq)
 static int progresses(const struct mv_cq *cq)
 {
     return cq->recv_users > 0 && cq->send_users == 0;
+}
+
+static int wake_key_locked(const struct mv_cq *cq)
+{
+    return mv_engine_keyed() && progresses(cq) ? cq->key : -1;
 }
 
 /* Non-blocking: takes up to max completions, first retrieving what has arrived, if the
@@ -242,6 +267,60 @@ static int ms_until(uint64_t deadline, uint64_t now)
  * turn, or inside a retrieve. */
 #define MV_TURN_RECHECK_NS (100 * 1000000ull)
 
+/* Whether a waiter is done: a completion (taken into wc when wc is not NULL), the CQ closing,
+ * a wake-up or the deadline; *ret says which. Lock held. */
+static int settled_locked(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
+                          VAPI_wc_desc_t *wc, VAPI_ret_t *ret)
+{
+    if (held(cq) > 0) {
+        if (wc)
+            take_locked(cq, 1, wc);
+        *ret = VAPI_OK;
+        return 1;
+    }
+    if (cq->closing) {
+        *ret = mv_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while waiting");
+        return 1;
+    }
+    /* A queue pair using this CQ was destroyed: its flushed requests are here already, so
+     * nothing more may come; give the caller the chance to look at its state. */
+    if (cq->wakeups != wakeups || (deadline && mv_now_ns() >= deadline)) {
+        *ret = VAPI_ETIMEDOUT;
+        return 1;
+    }
+    return 0;
+}
+
+/* The keyed wait of a progressing CQ (see the top): bell, look at the CQ, drain, look again,
+ * sleep on the key with the bell read first, so a ring after that read is never missed. */
+static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
+                             VAPI_wc_desc_t *wc, unsigned key)
+{
+    int spin = mv_engine_spinner_take();
+    VAPI_ret_t ret;
+    for (;;) {
+        uint32_t seen = mv_engine_seen();
+        pthread_mutex_lock(&cq->lock);
+        int done = settled_locked(fn, cq, wakeups, deadline, wc, &ret);
+        pthread_mutex_unlock(&cq->lock);
+        if (done)
+            break;
+        mv_engine_drain();
+        pthread_mutex_lock(&cq->lock);
+        done = settled_locked(fn, cq, wakeups, deadline, wc, &ret);
+        pthread_mutex_unlock(&cq->lock);
+        if (done)
+            break;
+        uint64_t now = mv_now_ns(), until = now + MV_TURN_RECHECK_NS;
+        if (deadline && deadline < until)
+            until = deadline;
+        mv_engine_wait_key(key, seen, ms_until(until, now), spin);
+    }
+    if (spin)
+        mv_engine_spinner_release();
+    return ret;
+}
+
 VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc)
 {
@@ -249,30 +328,18 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
     pthread_mutex_lock(&cq->lock);
     unsigned wakeups = cq->wakeups;
     int progressing = progresses(cq);
+    int key = wake_key_locked(cq);
     pthread_mutex_unlock(&cq->lock);
+    if (key >= 0)
+        return wait_keyed(fn, cq, wakeups, deadline, wc, (unsigned)key);
     if (progressing)
         mv_engine_poller_enter(cq);
     VAPI_ret_t ret;
     pthread_mutex_lock(&cq->lock);
     for (;;) {
-        if (held(cq) > 0) {
-            if (wc)
-                take_locked(cq, 1, wc);
-            ret = VAPI_OK;
+        if (settled_locked(fn, cq, wakeups, deadline, wc, &ret))
             break;
-        }
-        if (cq->closing) {
-            ret = mv_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while "
-                          "waiting");
-            break;
-        }
-        /* A queue pair using this CQ was destroyed: its flushed requests are here already,
-         * so nothing more may come; give the caller the chance to look at its state. */
         uint64_t now = mv_now_ns();
-        if (cq->wakeups != wakeups || (deadline && now >= deadline)) {
-            ret = VAPI_ETIMEDOUT;
-            break;
-        }
         unsigned progress = cq->progress;
         if (progressing) {
             /* Never a retrieve without end: a wake-up (mv_cq_wake) that came between the look
@@ -310,8 +377,12 @@ void mv_cq_wake(struct mv_cq *cq, int closing)
     cq->wakeups++;
     cq->closing |= closing;
     pthread_cond_broadcast(&cq->nonempty);
+    int key = wake_key_locked(cq);
     pthread_mutex_unlock(&cq->lock);
-    mv_engine_kick();   /* a poller of it may be inside a retrieve */
+    if (key >= 0)
+        mv_engine_ring_key((unsigned)key);   /* a poller of it may sleep on its key */
+    else
+        mv_engine_kick();   /* a poller of it may be inside a retrieve */
 }
 
 /* ---- the public CQ functions ------------------------------------------------------------- */

@@ -11,6 +11,8 @@
 
 /* How long readers may be away before the receive thread retrieves in their place. */
 #define MV_RECV_GRACE_NS (2 * 1000000ull)
+/* Messages one drain dispatches before it leaves the rest to the receive thread. */
+#define MV_DRAIN_MAX 64
 /* How often the receive thread looks at the peers' lives. */
 #define MV_LIVENESS_MS 200
 /* Control messages waiting to be sent; beyond this they are dropped (a reset is a courtesy, a
@@ -48,6 +50,8 @@ struct mv_engine {
     int             mb_open, self_open;
     deck_msg_t      msg;           /* the turn holder's */
     deck_msg_t      token;
+    /* keyed wake-ups: the mailbox has a doorbell; a reader polls before it sleeps */
+    int             keyed, spinner;
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
     int             daemon_long_sleep;   /* the receive thread sleeps until its liveness check */

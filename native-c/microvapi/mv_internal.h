@@ -113,6 +113,9 @@ void mv_cq_wake(struct mv_cq *cq, int closing);
 void mv_cq_notify(struct mv_cq *cq);
 /* A queue pair's receive (or send) queue starts (add 1) or stops (add 0) reporting to cq. */
 void mv_cq_bind(struct mv_cq *cq, int receive, int add);
+/* The key a poller of cq waits on (engine.c, keyed wake-ups): that of the first receive queue
+ * pair reporting to it; messages for its other queue pairs reach it through the dispatcher. */
+void mv_cq_key(struct mv_cq *cq, uint32_t qp_num);
 
 /* ---- work-request FIFO (wr_queue.c); the caller provides the locking --------------------- */
 struct mv_wrq {
@@ -184,7 +187,8 @@ void mv_engine_peer_put(struct mv_peer *peer);
 /* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. -1 when
  * that peer was given up meanwhile. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
-int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg);
+/* Posts msg to peer, its ring keyed for the receiving queue pair dest_qp (mv_key_of). */
+int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg, uint32_t dest_qp);
 /* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer, from the
  * calling thread's buffer; DECK's result, DECK_ENOMEM without a buffer. */
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
@@ -215,6 +219,22 @@ void mv_engine_poller_leave(struct mv_cq *cq);
 void mv_engine_activity(void);
 /* Ends the retrieve of a reader holding the turn (its CQ has news it must see). */
 void mv_engine_kick(void);
+
+/* Keyed wake-ups (engine.c; DECK's deck_mbox_key_*): where the mailbox has a doorbell (shared
+ * memory), a reader waits for the rings of its queue pair's key instead of inside a retrieve,
+ * and the sending process wakes it directly. Nobody sleeps holding the turn: a woken reader
+ * drains the mailbox with looks, dispatching what is for others (which rings their keys), and
+ * the receive thread waits for the messages whose key nobody waits for. */
+int      mv_engine_keyed(void);
+uint32_t mv_engine_seen(void);                /* the bell, read before looking at a CQ */
+/* Waits for a ring of key (or a plain one) while the bell is still seen, at most timeout_ms;
+ * spin: poll first (only the holder of mv_engine_spinner_take may). */
+void     mv_engine_wait_key(unsigned key, uint32_t seen, int timeout_ms, int spin);
+void     mv_engine_ring_key(unsigned key);    /* a local ring: a completion for that key's CQ */
+void     mv_engine_drain(void);               /* looks and dispatches while the turn is free */
+/* One reader at a time polls before it sleeps (2 cores: several pollers would take both). */
+int      mv_engine_spinner_take(void);
+void     mv_engine_spinner_release(void);
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
 /* A block received and not yet handed to a receive request: records as on the wire, in chunks
@@ -274,6 +294,8 @@ struct mv_qp {
  * number rarely names a live queue pair. */
 #define MV_QP_SLOT_BITS 20
 #define MV_QP_SLOTS (1u << MV_QP_SLOT_BITS)
+/* The wake-up key of queue pair qp_num (its table slot, folded onto DECK's keys). */
+static inline unsigned mv_key_of(uint32_t qp_num) { return (qp_num & (MV_QP_SLOTS - 1)) % DECK_MBOX_KEYS; }
 /* The window every queue pair starts with before its peer's first credit: both ends assume it. */
 #define MV_WINDOW_INITIAL (64u * 1024u)
 /* SO_RCVBUF with nothing configured (above loopback TCP's ~4 MiB with the send ring's 1 MiB). */

@@ -185,6 +185,8 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     mv_cq_bind(sq_cq, 0, 1);
     mv_cq_bind(rq_cq, 1, 1);
     ret = mv_engine_add_qp(fn, obj);
+    if (ret == VAPI_OK)
+        mv_cq_key(rq_cq, obj->qp_num);
     if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0) {
         mv_engine_remove_qp(obj);
         ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");

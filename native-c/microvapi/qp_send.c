@@ -61,7 +61,7 @@ static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         if (mv_wire_append(msg, (const void *)(uintptr_t)list[i].addr, list[i].len))
             return DECK_ERANGE;
-    return mv_engine_post(qp->peer, msg);
+    return mv_engine_post(qp->peer, msg, qp->dest_qp);
 }
 
 /* Reports the n requests a post carried (sq.lock and the turn held): they stop counting
