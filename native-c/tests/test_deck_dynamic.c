@@ -9,9 +9,9 @@
  * over tcp with the server listening on another address than the bootstrap's (its contact says
  * "host=127.0.0.2"), once
  * with auto, which must reach the other process (same host) through sci, neither side
- * listening on any port. Where the host has IPv6 on loopback, tcp once more with the bootstrap
- * on ::1 (spelt as Java's Inet6Address prints it), and once with the server listening on ::1
- * while the bootstrap came to 127.0.0.1 ("host=::1").
+ * listening on any port. Where the host has IPv6 on loopback, tcp and auto once more with the
+ * bootstrap on ::1 (spelt as Java's Inet6Address prints it; auto must still take sci), and tcp
+ * with the server listening on ::1 while the bootstrap came to 127.0.0.1 ("host=::1").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -237,6 +237,7 @@ int main(void)
         boot_at = "0:0:0:0:0:0:0:1";      /* Inet6Address.getHostAddress() of ::1 */
         boot_again = "[::1]";
         failed |= run_pair("tcp");
+        failed |= run_pair("auto");       /* same host: sci, whatever the bootstrap's family */
         boot_at = "127.0.0.1";
         boot_again = "127.1";
         listen_at = "::1";
