@@ -90,13 +90,15 @@ static void nodes_files(void)
 {
     deck_node_addr_t *nodes;
     CHECK_OK(read_nodes("10.0.0.1:7000\n[::1]:7001\n[fe80::1%lo]   # scoped, default port\n"
-                        "localhost\nhost.example:7004\n[2001:db8::5]:65535\n", 6, &nodes));
+                        "localhost\nhost.example:7004\n[2001:db8::5]:65535\n"
+                        "[0:0:0:0:0:0:0:1]:7006   # as DeckLauncher writes Java's ::1\n", 7, &nodes));
     node_is(&nodes[0], "10.0.0.1", 7000);
     node_is(&nodes[1], "::1", 7001);
     node_is(&nodes[2], "fe80::1%lo", DECK_DEFAULT_BASE_PORT + 2);
     node_is(&nodes[3], "localhost", DECK_DEFAULT_BASE_PORT + 3);
     node_is(&nodes[4], "host.example", 7004);
     node_is(&nodes[5], "2001:db8::5", 65535);
+    node_is(&nodes[6], "0:0:0:0:0:0:0:1", 7006);
     free(nodes);
 
     static const struct { const char *line, *why; } bad[] = {
