@@ -1,7 +1,9 @@
 /*
  * The nodes file of a static run: line i (not counting blank and '#' lines) says where node i
- * listens, "host" or "host:port"; without a port node i uses DECK_DEFAULT_BASE_PORT + i, so
- * several nodes on one host do not collide.
+ * listens: "host", "host:port", "a.b.c.d:port", "[v6]" or "[v6]:port" (an IPv6 literal in
+ * brackets, as in a URL, since its own colons would read as a port; bare it is refused rather
+ * than guessed at). Without a port node i uses DECK_DEFAULT_BASE_PORT + i, so several nodes on
+ * one host do not collide.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -23,7 +25,21 @@ static char *trim(char *line)
 
 static int parse_line(const char *path, int lineno, char *text, int node, deck_node_addr_t *out)
 {
-    char *colon = strrchr(text, ':');
+    char *host = text, *colon;
+    if (*text == '[') {
+        char *close = strchr(text, ']');
+        if (!close || (close[1] && close[1] != ':'))
+            return deck_fail(DECK_ECONFIG, "nodes file %s line %d: bad host '%s': an IPv6 address is written "
+                             "[address] or [address]:port", path, lineno, text);
+        *close = '\0';
+        host = text + 1;
+        colon = close[1] ? close + 1 : NULL;
+    } else {
+        colon = strchr(text, ':');
+        if (colon && strchr(colon + 1, ':'))
+            return deck_fail(DECK_ECONFIG, "nodes file %s line %d: bad host '%s': an IPv6 address takes brackets, "
+                             "[address]:port", path, lineno, text);
+    }
     out->port = DECK_DEFAULT_BASE_PORT + node;
     if (colon) {
         char *end;
@@ -33,11 +49,11 @@ static int parse_line(const char *path, int lineno, char *text, int node, deck_n
             return deck_fail(DECK_ECONFIG, "nodes file %s line %d: bad port '%s'", path, lineno, colon + 1);
         out->port = (int)port;
     }
-    if (!*text || strpbrk(text, " \t"))
-        return deck_fail(DECK_ECONFIG, "nodes file %s line %d: bad host '%s'", path, lineno, text);
-    if (strlen(text) >= sizeof out->host)
+    if (!*host || strpbrk(host, " \t[]"))
+        return deck_fail(DECK_ECONFIG, "nodes file %s line %d: bad host '%s'", path, lineno, host);
+    if (strlen(host) >= sizeof out->host)
         return deck_fail(DECK_ECONFIG, "nodes file %s line %d: host name too long", path, lineno);
-    strcpy(out->host, text);
+    strcpy(out->host, host);
     return DECK_OK;
 }
 

@@ -42,6 +42,7 @@
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include "auth.h"
 #include "transport.h"
@@ -92,11 +93,35 @@ int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
 void tcp_io_shutdown(tcp_io_t *io);
 void tcp_io_close(tcp_io_t *io);
 
-/* ---- tcp_addr.c: addresses ---- */
-/* AF_INET address of host:port, or DECK_ECONFIG with `what` in the text. */
-int  tcp_resolve(const char *host, int port, struct sockaddr_in *out, const char *what);
-/* "127.0.0.1:40123" */
-void tcp_addr_text(const struct sockaddr_in *a, char *buf, size_t len);
+/* ---- tcp_addr.c: addresses, IPv4 and IPv6 alike ---- */
+/* A socket address of either family, sized and aligned for both (no casts at the call sites). */
+typedef union tcp_sockaddr {
+    struct sockaddr         sa;
+    struct sockaddr_in      v4;
+    struct sockaddr_in6     v6;
+    struct sockaddr_storage ss;
+} tcp_sockaddr_t;
+
+/* Room for "[v6%scope]:port", and for "node <id> at " before it. */
+#define TCP_ADDR_TEXT   80
+#define TCP_ORIGIN_TEXT (32 + TCP_ADDR_TEXT)
+
+/* The address of host:port: host is a name, an IPv4 literal or an IPv6 literal (bare or in
+ * brackets, with an optional %scope); with `numeric`, only a literal. The first address the
+ * resolver gives (its order of preference, RFC 6724). DECK_ECONFIG with `what` in the text. */
+int  tcp_resolve(const char *host, int port, int numeric, tcp_sockaddr_t *out, const char *what);
+socklen_t tcp_addr_len(const tcp_sockaddr_t *a);
+int  tcp_addr_port(const tcp_sockaddr_t *a);
+/* Same family and address, and with `ports` the same port. */
+int  tcp_addr_same(const tcp_sockaddr_t *a, const tcp_sockaddr_t *b, int ports);
+/* The wildcard address of a's family, a's port kept. */
+void tcp_addr_any(tcp_sockaddr_t *a);
+int  tcp_addr_is_any(const tcp_sockaddr_t *a);
+/* An IPv4 peer accepted on a dual-stack listener arrives as ::ffff:a.b.c.d: made AF_INET, so
+ * that it is counted and printed as the IPv4 address it is. */
+void tcp_addr_unmap(tcp_sockaddr_t *a);
+/* "127.0.0.1:40123", "[::1]:40123" */
+void tcp_addr_text(const tcp_sockaddr_t *a, char *buf, size_t len);
 
 /* ---- tcp_tls.c: optional encryption (DECK_TCP_ENCRYPTION=on) ---- */
 int  tcp_tls_wanted(void);
@@ -118,7 +143,7 @@ typedef struct tcp_conn {
     atomic_int       ready;        /* frames may go out on it: proved, and encrypted when asked */
     deck_mutex_t     send_lock;    /* whole frames */
     deck_thread_t    reader;
-    char             origin[96];   /* "node 5 at 127.0.0.1:41234", for logs and errors */
+    char             origin[TCP_ORIGIN_TEXT];      /* "node 5 at [::1]:41234", for logs and errors */
     struct tcp_auth_state *tls;    /* accepted, to be encrypted by its reader first; then NULL */
     struct tcp_conn *next;         /* all live connections */
 } tcp_conn_t;
@@ -149,7 +174,7 @@ int  tcp_frame_handle(tcp_conn_t *c, const tcp_frame_t *f);
 typedef struct tcp_peer {
     int                id;
     int                has_addr;   /* where it listens: static always; dynamic when its contact says */
-    struct sockaddr_in addr;
+    tcp_sockaddr_t     addr;
     int                has_key;    /* dynamic: agreed by the bootstrap; static: the run key */
     uint8_t            key[DECK_KEY_BYTES];
     tcp_conn_t        *conn;       /* the connection frames to it go on; NULL: none yet */
@@ -175,7 +200,7 @@ int  tcp_peers_nodes(void);                 /* static: N */
 tcp_peer_t *tcp_peer_find(int id);
 /* The key `id` proves itself with: DECK_OK and *key, or DECK_ENOTFOUND (not known yet). */
 int  tcp_peer_key(int id, uint8_t key[DECK_KEY_BYTES]);
-int  tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const uint8_t key[DECK_KEY_BYTES]);
+int  tcp_peer_add(int id, const tcp_sockaddr_t *addr, const char *host, const uint8_t key[DECK_KEY_BYTES]);
 int  tcp_peer_count(void);
 int  tcp_peer_at(int i, int *id);
 int  tcp_peer_is_gone(int id);
@@ -213,12 +238,13 @@ int  tcp_auth_check3(const tcp_auth_state_t *s, const tcp_frame_t *f, const uint
 int  tcp_auth_timeout_ms(void);
 
 /* ---- tcp_listen.c: listeners and the handshakes of incoming connections ---- */
-/* Takes address:port (port 0: any) for a listener unless one is taken on that address;
+/* Takes address:port (port 0: any) for a listener unless one is taken on that address; the
+ * IPv6 wildcard accepts IPv4 too (dual stack), any other address only its own family;
  * *bound_port says which. With `now` it listens at once, starting the handshake loop with the
  * first listener. Without, the port is only bound (reserved; connections to it are refused) until
  * tcp_listen_start: a dynamic process tells a peer its port in the bootstrap, before the peer has
  * proved itself, and opens it once a peer has (deck_add_peer), so a stranger's HELLO opens nothing. */
-int  tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what);
+int  tcp_listen_open(const tcp_sockaddr_t *addr, int *bound_port, int now, const char *what);
 /* Listens on every port bound but not listening yet (all of them, whichever bootstrap a port
  * was bound for: one listener per local address, shared by every peer that came there). */
 int  tcp_listen_start(void);

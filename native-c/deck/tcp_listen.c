@@ -31,7 +31,7 @@ enum step { READ_HELLO, AWAIT_KEY, READ_PROOF };
 
 typedef struct pending {
     int                fd;
-    struct sockaddr_in from;
+    tcp_sockaddr_t     from;
     struct timespec    deadline;
     uint64_t           arrival;            /* order of arrival: the oldest is pushed out first */
     enum step          step;
@@ -43,7 +43,7 @@ typedef struct pending {
 static struct {
     deck_mutex_t       lock;               /* listeners and the thread's start */
     int                fds[MAX_LISTENERS];
-    struct sockaddr_in addrs[MAX_LISTENERS];
+    tcp_sockaddr_t     addrs[MAX_LISTENERS];
     int                listening[MAX_LISTENERS];   /* 0: bound only (tcp_listen_open without now) */
     int                n;
     int                wake;               /* eventfd: a new listener, a new key, stop */
@@ -82,7 +82,7 @@ static void drop(int i, const char *why)
 {
     pending_t *p = &L.pending[i];
     if (why) {
-        char from[32];
+        char from[TCP_ADDR_TEXT];
         origin_of(p, from, sizeof from);
         deck_log("tcp handshake from %s: %s; connection closed", from, why);
     }
@@ -92,19 +92,19 @@ static void drop(int i, const char *why)
 }
 
 /* The oldest handshake, from `from` or (NULL) from anywhere. */
-static int oldest(const struct sockaddr_in *from, int *count)
+static int oldest(const tcp_sockaddr_t *from, int *count)
 {
     int best = -1;
     *count = 0;
     for (int i = 0; i < L.count; i++) {
-        if (from && L.pending[i].from.sin_addr.s_addr != from->sin_addr.s_addr) continue;
+        if (from && !tcp_addr_same(&L.pending[i].from, from, 0)) continue;
         (*count)++;
         if (best < 0 || L.pending[i].arrival < L.pending[best].arrival) best = i;
     }
     return best;
 }
 
-static void admit(int fd, const struct sockaddr_in *from)
+static void admit(int fd, const tcp_sockaddr_t *from)
 {
     int same, i = oldest(from, &same);
     if (same >= PENDING_PER_ADDRESS) drop(i, "pushed out by newer connections from its address");
@@ -123,10 +123,11 @@ static void admit(int fd, const struct sockaddr_in *from)
 static void accept_some(int lfd)
 {
     for (int k = 0; k < ACCEPTS_PER_ROUND; k++) {
-        struct sockaddr_in from;
+        tcp_sockaddr_t from;
         socklen_t len = sizeof from;
-        int fd = accept4(lfd, (struct sockaddr *)&from, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        int fd = accept4(lfd, &from.sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) return;              /* EAGAIN, or out of descriptors: the next round tries again */
+        tcp_addr_unmap(&from);
         admit(fd, &from);
     }
 }
@@ -158,7 +159,7 @@ static void proved(int i)
 {
     pending_t *p = &L.pending[i];
     tcp_peer_t *peer = tcp_peer_find(p->auth.claimed);
-    char from[32], origin[96];
+    char from[TCP_ADDR_TEXT], origin[TCP_ORIGIN_TEXT];
     origin_of(p, from, sizeof from);
     snprintf(origin, sizeof origin, "node %d at %s", p->auth.claimed, from);
     if (!peer) { drop(i, "proved itself for a peer that is not there any more"); return; }
@@ -279,7 +280,7 @@ static int start_locked(int k, const char *what)
 {
     if (L.listening[k]) return DECK_OK;
     if (listen(L.fds[k], 128) != 0) {
-        char where[32];
+        char where[TCP_ADDR_TEXT];
         tcp_addr_text(&L.addrs[k], where, sizeof where);
         return deck_fail_errno(DECK_EIO, errno, "%s: listening on %s", what, where);
     }
@@ -294,13 +295,12 @@ static int start_locked(int k, const char *what)
     return DECK_OK;
 }
 
-int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, const char *what)
+int tcp_listen_open(const tcp_sockaddr_t *addr, int *bound_port, int now, const char *what)
 {
     deck_mutex_lock(&L.lock);
     int rc = DECK_OK, fd = -1, k;
     for (k = 0; k < L.n; k++)
-        if (L.addrs[k].sin_addr.s_addr == addr->sin_addr.s_addr && (!addr->sin_port || L.addrs[k].sin_port == addr->sin_port))
-            break;
+        if (tcp_addr_same(&L.addrs[k], addr, tcp_addr_port(addr) != 0)) break;
     if (k == L.n) {
         if (L.n == MAX_LISTENERS) {
             rc = deck_fail(DECK_ENOMEM, "%s: this process listens on %d addresses already", what, MAX_LISTENERS);
@@ -310,14 +310,18 @@ int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, co
             rc = deck_fail_errno(DECK_EIO, errno, "%s: eventfd", what);
             goto out;
         }
-        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        fd = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) { rc = deck_fail_errno(DECK_EIO, errno, "%s: socket", what); goto out; }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        struct sockaddr_in a = *addr;
+        /* The IPv6 wildcard serves both families, whatever the system default (bindv6only);
+         * an IPv6 address serves its own family only, as an IPv4 one does. */
+        int v6only = !tcp_addr_is_any(addr);
+        if (addr->sa.sa_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+        tcp_sockaddr_t a = *addr;
         socklen_t alen = sizeof a;
-        if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &alen) != 0) {
-            char where[32];
+        if (bind(fd, &a.sa, tcp_addr_len(&a)) != 0 || getsockname(fd, &a.sa, &alen) != 0) {
+            char where[TCP_ADDR_TEXT];
             tcp_addr_text(addr, where, sizeof where);
             rc = deck_fail_errno(DECK_EIO, errno, "%s: binding %s", what, where);
             close(fd);
@@ -332,7 +336,7 @@ int tcp_listen_open(const struct sockaddr_in *addr, int *bound_port, int now, co
         if (k == L.n - 1 && !L.listening[k]) close(L.fds[--L.n]);   /* made here and of no use: gone */
         goto out;
     }
-    *bound_port = ntohs(L.addrs[k].sin_port);
+    *bound_port = tcp_addr_port(&L.addrs[k]);
 out:
     deck_mutex_unlock(&L.lock);
     return rc;

@@ -57,7 +57,7 @@ int tcp_peers_init(int me, int n, const deck_node_addr_t *nodes)
         char what[64];
         snprintf(what, sizeof what, "deck_init: node %d", i);
         if (!(peers[i] = new_peer(i))) { tcp_peers_done(); return deck_fail(DECK_ENOMEM, "deck_init: out of memory"); }
-        int rc = tcp_resolve(nodes[i].host, nodes[i].port, &peers[i]->addr, what);
+        int rc = tcp_resolve(nodes[i].host, nodes[i].port, 0, &peers[i]->addr, what);
         if (rc) { tcp_peers_done(); return rc; }
         peers[i]->has_addr = 1;
         memcpy(peers[i]->key, run_key, DECK_KEY_BYTES);
@@ -123,7 +123,7 @@ static tcp_peer_t *append_locked(int id)
     return p;
 }
 
-int tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const uint8_t key[DECK_KEY_BYTES])
+int tcp_peer_add(int id, const tcp_sockaddr_t *addr, const char *host, const uint8_t key[DECK_KEY_BYTES])
 {
     int rc = DECK_OK;
     deck_mutex_lock(&peers_lock);
@@ -135,7 +135,7 @@ int tcp_peer_add(int id, const struct sockaddr_in *addr, const char *host, const
          * process, and must not reach this one's mailboxes. */
         rc = deck_fail(DECK_EEXIST, "deck_add_peer: node %d is already known under another key (now from %s): "
                        "another process claims its id", id, host);
-    } else if (addr && p->has_addr && (p->addr.sin_addr.s_addr != addr->sin_addr.s_addr || p->addr.sin_port != addr->sin_port)) {
+    } else if (addr && p->has_addr && !tcp_addr_same(&p->addr, addr, 1)) {
         rc = deck_fail(DECK_EEXIST, "deck_add_peer: peer %d is already known at another address (now %s)", id, host);
     } else {
         if (addr) {
@@ -206,12 +206,12 @@ void tcp_peer_lost(tcp_peer_t *p, tcp_conn_t *c)
 
 /* A TCP connection to addr within the deadline; a refused connect (the peer is still starting)
  * is tried again every CONNECT_RETRY_MS. The descriptor is blocking on return. */
-static int dial(const struct sockaddr_in *addr, const struct timespec *deadline, const char *origin, int *out)
+static int dial(const tcp_sockaddr_t *addr, const struct timespec *deadline, const char *origin, int *out)
 {
     for (;;) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        int fd = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) return deck_fail_errno(DECK_EIO, errno, "deck tcp: socket for %s", origin);
-        int err = connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0 ? 0 : errno;
+        int err = connect(fd, &addr->sa, tcp_addr_len(addr)) == 0 ? 0 : errno;
         if (err == EINPROGRESS) {
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
@@ -238,10 +238,10 @@ static int dial(const struct sockaddr_in *addr, const struct timespec *deadline,
 }
 
 /* Connects to p's listener and proves the connection; it becomes p's send connection. */
-static int connect_peer(tcp_peer_t *p, const struct sockaddr_in *addr, const uint8_t *key,
+static int connect_peer(tcp_peer_t *p, const tcp_sockaddr_t *addr, const uint8_t *key,
                         const struct timespec *deadline)
 {
-    char where[32], origin[96];
+    char where[TCP_ADDR_TEXT], origin[TCP_ORIGIN_TEXT];
     tcp_addr_text(addr, where, sizeof where);
     snprintf(origin, sizeof origin, "node %d at %s", p->id, where);
     int fd = -1, rc = dial(addr, deadline, origin, &fd);
@@ -271,7 +271,7 @@ int tcp_peer_conn(int id, int wait_ms, const char *what, tcp_conn_t **out)
         }
         if (!p->has_key) { rc = deck_fail(DECK_ENOTFOUND, "%s: node %d was never introduced (deck_add_peer)", what, id); break; }
         if (p->has_addr && !p->connecting) {
-            struct sockaddr_in addr = p->addr;
+            tcp_sockaddr_t addr = p->addr;
             uint8_t key[DECK_KEY_BYTES];
             memcpy(key, p->key, sizeof key);
             p->connecting = 1;

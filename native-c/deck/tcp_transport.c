@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include "tcp.h"
 
 /* How long a lookup waits for a peer that does not listen to connect (clone asks again). */
@@ -16,14 +15,16 @@
 static int listen_static(const deck_node_addr_t *me, int self)
 {
     char what[300];
-    snprintf(what, sizeof what, "deck_init: node %d (%s:%d)", self, me->host, me->port);
-    struct sockaddr_in addr;
-    int rc = tcp_resolve(me->host, me->port, &addr, what), port;
+    snprintf(what, sizeof what, strchr(me->host, ':') ? "deck_init: node %d ([%s]:%d)" : "deck_init: node %d (%s:%d)",
+             self, me->host, me->port);
+    tcp_sockaddr_t addr;
+    int rc = tcp_resolve(me->host, me->port, 0, &addr, what), port;
     if (rc) return rc;
     /* The address the nodes file gives, so that the port is not open on every interface; a
-     * name that is not an address of this host (behind NAT) listens on all of them. */
+     * name that is not an address of this host (behind NAT) listens on all of them: the
+     * wildcard of its family (IPv6's takes IPv4 too). */
     if ((rc = tcp_listen_open(&addr, &port, 1, what)) == DECK_EIO) {
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+        tcp_addr_any(&addr);
         rc = tcp_listen_open(&addr, &port, 1, what);
     }
     return rc;
@@ -80,22 +81,23 @@ static int tcp_contact(char *buf, size_t len)
  * listens once a peer is added (tcp_listen_start). */
 static int tcp_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len)
 {
-    struct sockaddr_in addr;
-    int rc = tcp_resolve(local_addr, 0, &addr, "deck_contact_for"), port;
+    tcp_sockaddr_t addr;
+    int rc = tcp_resolve(local_addr, 0, 0, &addr, "deck_contact_for"), port;
     if (rc || (rc = tcp_listen_open(&addr, &port, 0, "deck_contact_for"))) return rc;
     int n = snprintf(buf, len, "port=%d", port);
     return n > 0 && (size_t)n < len ? DECK_OK : deck_fail(DECK_EINVAL, "deck_contact_for: buffer of %zu bytes too small", len);
 }
 
-/* A contact is parts separated by ',': "port=N" (the peer listens there), "host=A" (an IPv4
- * address: it listens on A, not on the address its bootstrap was reached at; with port only),
+/* A contact is parts separated by ',': "port=N" (the peer listens there), "host=A" (an IPv4 or
+ * IPv6 address, bare or in brackets: it listens on A, not on the address its bootstrap was reached at; with port only),
  * "tcp" (it does not listen: it connects to this process) and auto's "shm=..."; anything else
  * is not a contact. */
 int tcp_introduce(int id, const char *host, const char *contact, const uint8_t *key)
 {
     int has_port = 0, has_host = 0;
     long port = 0;
-    char listen_host[INET_ADDRSTRLEN];
+    char listen_host[TCP_ADDR_TEXT];
+    tcp_sockaddr_t addr;
     for (const char *part = contact; part; part = strchr(part, ',') ? strchr(part, ',') + 1 : NULL) {
         size_t n = strcspn(part, ",");
         if (strncmp(part, "port=", 5) == 0) {
@@ -105,13 +107,12 @@ int tcp_introduce(int id, const char *host, const char *contact, const uint8_t *
                 return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid port", contact);
             has_port = 1;
         } else if (strncmp(part, "host=", 5) == 0) {
-            struct in_addr a;
             if (n - 5 >= sizeof listen_host || has_host)
                 return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid host", contact);
             memcpy(listen_host, part + 5, n - 5);
             listen_host[n - 5] = '\0';
-            if (inet_pton(AF_INET, listen_host, &a) != 1)
-                return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid host", contact);
+            if (tcp_resolve(listen_host, 0, 1, &addr, "deck_add_peer") != DECK_OK)
+                return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' has no valid host: %s", contact, deck_last_error());
             has_host = 1;
         } else if (!(n == 3 && strncmp(part, "tcp", 3) == 0) && strncmp(part, "shm=", 4) != 0) {
             return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' is not made of port=N, host=A, tcp and shm=... "
@@ -121,8 +122,7 @@ int tcp_introduce(int id, const char *host, const char *contact, const uint8_t *
     if (has_host && !has_port)
         return deck_fail(DECK_EINVAL, "deck_add_peer: contact '%s' names a host but no port", contact);
     const char *at = has_host ? listen_host : host;
-    struct sockaddr_in addr;
-    int rc = has_port ? tcp_resolve(at, (int)port, &addr, "deck_add_peer") : DECK_OK;
+    int rc = has_port ? tcp_resolve(at, (int)port, 0, &addr, "deck_add_peer") : DECK_OK;
     return rc ? rc : tcp_peer_add(id, has_port ? &addr : NULL, at, key);
 }
 

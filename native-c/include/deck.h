@@ -10,7 +10,7 @@
  *
  * Two ways to start:
  *  - static, as deckrun did: N processes, ids 0..N-1, a nodes file listing where each one
- *    listens ("host" or "host:port" per line, line i = node i, '#' comments);
+ *    listens ("host", "host:port" or "[v6]:port" per line, line i = node i, '#' comments);
  *    deck_init() reads DECK_ID / DECK_NODES / DECK_FILE from the environment (set by deckrun)
  *    or the options -deck_id N -deck_nodes N -deck_file F from argv (removed from argv);
  *    deck_init_static() takes them as arguments.
@@ -114,7 +114,9 @@ int deck_contact(char *buf, size_t len);
  * tcp port on local_addr, bound now if needed and listened on once a peer reached over tcp is
  * added (a process whose peers are all on its host listens on nothing). */
 int deck_contact_for(const char *peer_contact, const char *local_addr, char *buf, size_t len);
-/* Dynamic mode: makes peer `id` reachable at `host` with the contact it published, proving
+/* Addresses here (local_addr, host) are names or literals of either family; an IPv6 literal may
+ * be bare or in brackets and carry a %scope.
+ * Dynamic mode: makes peer `id` reachable at `host` with the contact it published, proving
  * itself (and this process to it) with `key` on every connection. A second call for `id` must
  * give the same key (DECK_EEXIST otherwise: another process claims that id). */
 int deck_add_peer(int id, const char *host, const char *contact, const unsigned char key[DECK_KEY_BYTES]);

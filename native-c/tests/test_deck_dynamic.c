@@ -9,11 +9,11 @@
  * over tcp with the server listening on another address than the bootstrap's (its contact says
  * "host=127.0.0.2"), once
  * with auto, which must reach the other process (same host) through sci, neither side
- * listening on any port.
+ * listening on any port. Where the host has IPv6 on loopback, tcp and auto once more with the
+ * bootstrap on ::1 (spelt as Java's Inet6Address prints it; auto must still take sci), and tcp
+ * with the server listening on ::1 while the bootstrap came to 127.0.0.1 ("host=::1").
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "util_deck.h"
+#include "../deck/tcp.h"
 
 #define BIG (6 * 1024 * 1024 + 13)
 
@@ -37,13 +38,14 @@ static void check_filled(const deck_msg_t *m, int who, unsigned long len)
         if (m->buf[k] != (char)(k * 13 + (unsigned long)who)) CHECK(!"payload byte differs");
 }
 
-/* The tcp ports this process listens on, from /proc/net/tcp (sockets in state LISTEN whose
- * inode is one of this process's descriptors). */
-static int listening_ports(void)
+/* The tcp ports this process listens on, from /proc/net/tcp or tcp6 (sockets in state LISTEN
+ * whose inode is one of this process's descriptors). */
+static int listening_ports_in(const char *table)
 {
     char line[512], path[64], link[64];
     int count = 0;
-    FILE *f = fopen("/proc/net/tcp", "r");
+    FILE *f = fopen(table, "r");
+    if (!f) return 0;                                     /* tcp6: a host without IPv6 */
     CHECK(f != NULL);
     CHECK(fgets(line, sizeof line, f) != NULL);           /* the header */
     while (fgets(line, sizeof line, f)) {
@@ -64,14 +66,23 @@ static int listening_ports(void)
     return count;
 }
 
-/* Whether a connection to 127.0.0.1:port is refused (nothing listens there). */
+static int listening_ports(void)
+{
+    return listening_ports_in("/proc/net/tcp") + listening_ports_in("/proc/net/tcp6");
+}
+
+/* The address the bootstrap came to, as the server's Java names it, and another spelling of it
+ * (adding the peer again there is fine). */
+static const char *boot_at = "127.0.0.1", *boot_again = "127.1";
+
+/* Whether a connection to boot_at:port is refused (nothing listens there). */
 static int refused(int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    tcp_sockaddr_t a;
+    CHECK_OK(tcp_resolve(boot_at, port, 1, &a, "test"));
+    int fd = socket(a.sa.sa_family, SOCK_STREAM, 0);
     CHECK(fd >= 0);
-    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    int rc = connect(fd, (struct sockaddr *)&a, sizeof a), err = errno;
+    int rc = connect(fd, &a.sa, tcp_addr_len(&a)), err = errno;
     close(fd);
     return rc != 0 && err == ECONNREFUSED;
 }
@@ -104,7 +115,7 @@ static int side(int who, int wfd, int rfd, const char *transport)
         CHECK_RC(deck_contact_for("port=22", "127.0.0.1", contact, sizeof contact), DECK_EINVAL);
         /* The bootstrap came to 127.0.0.1; a server with deck_listen_address listens elsewhere
          * and says where (DeckPeerIntroducer appends the host part). */
-        CHECK_OK(deck_contact_for(peer_contact, listen_at ? listen_at : "127.0.0.1", contact, sizeof contact));
+        CHECK_OK(deck_contact_for(peer_contact, listen_at ? listen_at : boot_at, contact, sizeof contact));
         if (listen_at && strncmp(contact, "port=", 5) == 0)
             snprintf(contact + strlen(contact), sizeof contact - strlen(contact), ",host=%s", listen_at);
         int n = snprintf(line, sizeof line, "%d %s\n", self, contact);
@@ -125,13 +136,13 @@ static int side(int who, int wfd, int rfd, const char *transport)
     memcpy(other, key, sizeof other);
     other[0] ^= 1;
     CHECK_RC(deck_peer_key(peer, got), DECK_ENOTFOUND);
-    CHECK_RC(deck_add_peer(peer, "127.0.0.1", "bogus", key), DECK_EINVAL);
+    CHECK_RC(deck_add_peer(peer, boot_at, "bogus", key), DECK_EINVAL);
     CHECK(listening_ports() == 0);
-    CHECK_OK(deck_add_peer(peer, "127.0.0.1", peer_contact, key));
+    CHECK_OK(deck_add_peer(peer, boot_at, peer_contact, key));
     CHECK(listening_ports() == (tcp && who == 0));
-    CHECK_OK(deck_add_peer(peer, "localhost", peer_contact, key));  /* same address again: fine */
-    CHECK_RC(deck_add_peer(peer, "127.0.0.1", peer_contact, other), DECK_EEXIST); /* another key: never */
-    if (who == 1 && tcp) CHECK_RC(deck_add_peer(peer, "127.0.0.1", "port=1", key), DECK_EEXIST);
+    CHECK_OK(deck_add_peer(peer, boot_again, peer_contact, key));  /* same address again: fine */
+    CHECK_RC(deck_add_peer(peer, boot_at, peer_contact, other), DECK_EEXIST); /* another key: never */
+    if (who == 1 && tcp) CHECK_RC(deck_add_peer(peer, boot_at, "port=1", key), DECK_EEXIST);
     CHECK_OK(deck_peer_key(peer, got));
     CHECK(memcmp(got, key, sizeof got) == 0);
     CHECK(deck_numnodes() == 2);
@@ -222,6 +233,19 @@ int main(void)
     failed |= run_pair("tcp");
     listen_at = NULL;
     failed |= run_pair("auto");
+    if (util_have_ipv6_loopback()) {
+        boot_at = "0:0:0:0:0:0:0:1";      /* Inet6Address.getHostAddress() of ::1 */
+        boot_again = "[::1]";
+        failed |= run_pair("tcp");
+        failed |= run_pair("auto");       /* same host: sci, whatever the bootstrap's family */
+        boot_at = "127.0.0.1";
+        boot_again = "127.1";
+        listen_at = "::1";
+        failed |= run_pair("tcp");
+        listen_at = NULL;
+    } else {
+        printf("SKIP test_deck_dynamic over IPv6: this host has no IPv6 on loopback (::1 cannot be bound)\n");
+    }
     printf("%s test_deck_dynamic\n", failed ? "FAIL" : "PASS");
     return failed;
 }

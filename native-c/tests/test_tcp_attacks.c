@@ -104,7 +104,7 @@ static int node1(const char *nodes, int hold)
 
 /* ---- the attacker ---- */
 
-static struct sockaddr_in target;
+static tcp_sockaddr_t target;
 static pipes_t ctl;                           /* to and from node 0 */
 
 static void stats(int *pending, int *live, int *fds)
@@ -133,9 +133,9 @@ static void expect_settled(int live_want, int fds_want, const char *after)
 
 static int dial(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(target.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     CHECK(fd >= 0);
-    CHECK(connect(fd, (struct sockaddr *)&target, sizeof target) == 0);
+    CHECK(connect(fd, &target.sa, tcp_addr_len(&target)) == 0);
     int one = 1;                      /* a frame right after the handshake goes out at once, as DECK's do */
     CHECK(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0);
     return fd;
@@ -360,7 +360,7 @@ int main(void)
 
     CHECK_OK(deck_auth_load_run_secret());
     CHECK_OK(deck_nodes_read(nodes, NODES, &addrs));
-    CHECK_OK(tcp_resolve(addrs[0].host, addrs[0].port, &target, "test"));
+    CHECK_OK(tcp_resolve(addrs[0].host, addrs[0].port, 0, &target, "test"));
     CHECK_OK(tcp_peers_init(next_member, NODES, addrs));      /* a stranger's claims need an id too */
     int pending, live, baseline;
     do {

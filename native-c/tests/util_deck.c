@@ -89,6 +89,20 @@ const unsigned char *util_pair_key(void)
     return key;
 }
 
+static const char *nodes_host = "127.0.0.1";
+
+void util_nodes_host(const char *host) { nodes_host = host; }
+
+int util_have_ipv6_loopback(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    if (fd < 0) return 0;
+    struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+    int ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
 void util_nodes_file(int n, char *path, size_t len)
 {
     util_run_secret();
@@ -99,7 +113,7 @@ void util_nodes_file(int n, char *path, size_t len)
     CHECK(f != NULL);
     int base = util_free_ports(n);
     fprintf(f, "# nodes of a test run\n");
-    for (int i = 0; i < n; i++) fprintf(f, "127.0.0.1:%d\n", base + i);
+    for (int i = 0; i < n; i++) fprintf(f, strchr(nodes_host, ':') ? "[%s]:%d\n" : "%s:%d\n", nodes_host, base + i);
     fclose(f);
 }
 

@@ -26,6 +26,11 @@ const unsigned char *util_pair_key(void);
 /* Writes a temporary nodes file "127.0.0.1:port" for n nodes on free ports; path gets its name;
  * also makes the run secret (util_run_secret). */
 void util_nodes_file(int n, char *path, size_t len);
+/* The host the nodes files name from now on (127.0.0.1 at first; an IPv6 literal is written
+ * "[v6]:port"): util_run_nodes runs over IPv6 as well. */
+void util_nodes_host(const char *host);
+/* Whether this host has IPv6 on loopback (::1 can be bound): a test that needs it skips without. */
+int util_have_ipv6_loopback(void);
 /* Entries of /proc/self/fd: this process's open descriptors (and the one reading them). */
 int util_open_fds(void);
 /* Milliseconds on the monotonic clock. */

@@ -68,9 +68,9 @@ final class Arrival {
         this.local = (InetSocketAddress) channel.getLocalAddress();
     }
 
-    /** The client's address and port for logs and errors, e.g. 10.0.0.9:40112. */
+    /** The client's address and port for logs and errors, e.g. 10.0.0.9:40112 or [::1]:40112. */
     String name() {
-        return remote.getAddress().getHostAddress() + ":" + remote.getPort();
+        return AddressText.of(remote);
     }
 
     /** Moves to {@code next}, reading {@code expect} bytes (0: none) within {@code stepNanos}. */

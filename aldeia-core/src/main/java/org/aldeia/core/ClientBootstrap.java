@@ -36,7 +36,7 @@ final class ClientBootstrap {
         this.bootstrap = bootstrap;
         this.timeoutMillis = timeoutMillis;
         InetSocketAddress peer = (InetSocketAddress) bootstrap.getRemoteAddress();
-        this.peerName = "server at " + peer.getAddress().getHostAddress() + ":" + peer.getPort();
+        this.peerName = "server at " + AddressText.of(peer);
         Socket socket = bootstrap.socket();
         socket.setSoTimeout(timeoutMillis);
         socket.setTcpNoDelay(true);

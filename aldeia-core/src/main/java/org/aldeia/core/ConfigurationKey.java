@@ -47,7 +47,7 @@ public enum ConfigurationKey {
     DECK_NODES("deck_nodes", "DECK", "number of DECK processes of a static run (needs `deck_id`)",
             null, "none: dynamic DECK", "1 .. 4096", "2", ConfigurationValue.range(1, 4096)),
     DECK_FILE("deck_file", "DECK", "nodes file, relative to the configuration file's directory",
-            Path.of("nodes"), "`nodes`", "a readable file: line i = `host` or `host:port` of node i", null,
+            Path.of("nodes"), "`nodes`", "a readable file: line i = `host`, `host:port` or `[v6]:port` of node i", null,
             ConfigurationValue.path()),
     DECK_SECRET_FILE("deck_secret_file", "DECK static",
             "the run secret every JVM of a static run proves itself with: a file of random bytes, the same for the "
@@ -66,7 +66,7 @@ public enum ConfigurationKey {
     DECK_LISTEN_ADDRESS("deck_listen_address", "DECK dynamic",
             "the address a dynamic DECK process listens on for peers on other hosts, and tells them in their "
                     + "bootstrap: e.g. the cluster network's, when the application's port is reached over another",
-            null, "the address each such peer's bootstrap came to", "an IPv4 address of this host", "10.1.0.5",
+            null, "the address each such peer's bootstrap came to", "an IPv4 or IPv6 address of this host", "10.1.0.5",
             ConfigurationValue.localAddress()),
     DECK_TCP_ENCRYPTION("deck_tcp_encryption", "DECK tcp",
             "`on`: every DECK tcp connection runs TLS 1.3, keyed from the key its two processes proved (no "

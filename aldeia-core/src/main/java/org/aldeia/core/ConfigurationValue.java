@@ -87,12 +87,17 @@ interface ConfigurationValue {
         };
     }
 
-    /** An IPv4 address in dotted form (no name: nothing is looked up) that is an address of this host. */
+    /**
+     * An IPv4 address in dotted form or an IPv6 literal (with or without brackets, a %scope
+     * allowed) that is an address of this host; no name, so nothing is looked up.
+     */
     static ConfigurationValue localAddress() {
         Pattern dotted = Pattern.compile("(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}");
         return (text, directory) -> {
-            if (!dotted.matcher(text).matches()) {
-                throw new Problem("'" + text + "' is not an IPv4 address such as 10.1.0.5");
+            // Java reads text with a ':' as an IPv6 literal only, never as a name to look up.
+            if (!dotted.matcher(text).matches() && !text.contains(":")) {
+                throw new Problem("'" + text + "' is not an IPv4 address such as 10.1.0.5 nor an IPv6 address such as "
+                        + "fd00::5");
             }
             try {
                 InetAddress address = InetAddress.getByName(text); // a literal: parsed, not looked up

@@ -140,7 +140,7 @@ final class InstalledSocketImpl extends SocketImpl {
             plainConnecting = plain;
             unconnected = null;
         }
-        LOG.debug("Aldeia connect to {}:{}: {}", remote.getAddress().getHostAddress(), remote.getPort(),
+        LOG.debug("Aldeia connect to {}: {}", AddressText.of(remote),
                 rule.map(matched -> "Aldeia (" + matched + ")").orElse("plain TCP (no connect rule matches)"));
         if (plainConnecting != null) {
             plainConnecting.connect(remote, timeout);

@@ -288,6 +288,11 @@ class AldeiaConfigurationTest {
     void theListenAddressIsAnIpv4AddressOfThisHostForDynamicRunsOnly() throws IOException {
         assertTrue(AldeiaConfiguration.defaults().deckListenAddress().isEmpty());
         assertEquals("127.0.0.2", parse("deck_listen_address = 127.0.0.2").deckListenAddress().orElseThrow());
+        assertEquals("::1", parse("deck_listen_address = ::1").deckListenAddress().orElseThrow());
+        assertEquals("[::1]", parse("deck_listen_address = [::1]").deckListenAddress().orElseThrow());
+        assertNames(parseError("deck_listen_address = 2001:db8::7"), 1, "deck_listen_address",
+                "2001:db8::7 is not an address of this host");
+        assertNames(parseError("deck_listen_address = ::1::2"), 1, "deck_listen_address", "'::1::2' cannot be checked");
         assertNames(parseError("deck_listen_address = cluster.example"), 1, "deck_listen_address",
                 "'cluster.example' is not an IPv4 address");
         assertNames(parseError("deck_listen_address = 10.1.0.256"), 1, "deck_listen_address", "is not an IPv4 address");

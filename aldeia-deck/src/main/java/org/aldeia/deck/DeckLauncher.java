@@ -1,6 +1,7 @@
 package org.aldeia.deck;
 
 import java.io.IOException;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -160,7 +161,7 @@ public final class DeckLauncher {
 
     /**
      * Writes a nodes file for {@code count} processes on this host: one "127.0.0.1:port" line per
-     * node, each port free when probed. The probe sockets are all open at once so the ports differ.
+     * node (the JVM's loopback address: "[::1]:port" when it prefers IPv6), each port free when probed. The probe sockets are all open at once so the ports differ.
      */
     public static Path writeNodesFile(Path file, int count) throws IOException {
         InetAddress loopback = InetAddress.getLoopbackAddress();
@@ -170,7 +171,7 @@ public final class DeckLauncher {
             for (int i = 0; i < count; i++) {
                 ServerSocket probe = new ServerSocket(0, 1, loopback);
                 probes.add(probe);
-                lines.append(loopback.getHostAddress()).append(':').append(probe.getLocalPort()).append('\n');
+                lines.append(nodesFileEntry(loopback, probe.getLocalPort())).append('\n');
             }
         } finally {
             for (ServerSocket probe : probes) {
@@ -178,6 +179,15 @@ public final class DeckLauncher {
             }
         }
         return Files.writeString(file, lines, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * host:port as a nodes file takes it: "127.0.0.1:5000", "[0:0:0:0:0:0:0:1]:5000" (an IPv6
+     * address in brackets, since its own colons would read as a port).
+     */
+    static String nodesFileEntry(InetAddress host, int port) {
+        String address = host.getHostAddress();
+        return (host instanceof Inet6Address ? "[" + address + "]" : address) + ":" + port;
     }
 
     /** The command that runs {@code mainClass} in a new JVM with this JVM's java and classpath. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,6 +38,12 @@ class DeckLauncherTest {
             }
             assertFalse(out.contains("CONFIGURATION"), out);
         }
+    }
+
+    @Test
+    void nodesFileEntriesPutAnIpv6AddressInBrackets() throws Exception {
+        assertEquals("127.0.0.1:5000", DeckLauncher.nodesFileEntry(InetAddress.getByName("127.0.0.1"), 5000));
+        assertEquals("[0:0:0:0:0:0:0:1]:5001", DeckLauncher.nodesFileEntry(InetAddress.getByName("::1"), 5001));
     }
 
     @Test

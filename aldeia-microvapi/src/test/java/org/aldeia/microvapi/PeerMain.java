@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The server side of the stream scenarios. As a main, the other JVM of the two-JVM tests: an
- * {@link AldeiaServerSocket} on a free port that serves every connection in its own thread. It
+ * {@link AldeiaServerSocket} on a free port (of the address its argument names, if any: every
+ * address by default) that serves every connection in its own thread. It
  * prints {@code PORT <n>} once listening, or {@code FAILED <exception>: <message>} (on one line)
  * if the server socket cannot be created, and runs until it is killed. {@link StaticStreamMain}
  * serves with {@link #serveUntilStopped} on node 0 of a static DECK run.
@@ -59,7 +60,7 @@ public final class PeerMain {
     public static void main(String[] args) throws IOException, InterruptedException {
         AldeiaServerSocket server;
         try {
-            server = new AldeiaServerSocket(0);
+            server = args.length > 0 ? new AldeiaServerSocket(0, 50, InetAddress.getByName(args[0])) : new AldeiaServerSocket(0);
         } catch (IOException | RuntimeException e) {
             System.out.println("FAILED " + e.getClass().getName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
             System.exit(3);

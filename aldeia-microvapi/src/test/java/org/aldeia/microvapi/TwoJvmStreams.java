@@ -2,6 +2,7 @@ package org.aldeia.microvapi;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -31,17 +32,25 @@ abstract class TwoJvmStreams {
     private static StreamScenarios scenarios;
 
     /**
-     * Starts the child with {@code aldeiaConfiguration} (null: none) and checks, once the first
-     * connection has introduced the two DECK processes, the route its log names for this JVM.
+     * Starts the child with {@code aldeiaConfiguration} (null: none), listening on every address,
+     * and checks, once the first connection (to the loopback address) has introduced the two DECK
+     * processes, the route its log names for this JVM.
      */
     static void startChild(Path dir, String aldeiaConfiguration, String route) throws Exception {
+        startChild(dir, aldeiaConfiguration, route, null);
+    }
+
+    /** As {@link #startChild(Path, String, String)}, the child bound to {@code host} and this JVM connecting there. */
+    static void startChild(Path dir, String aldeiaConfiguration, String route, InetAddress host) throws Exception {
         List<String> options = List.of();
         if (aldeiaConfiguration != null) {
             Path conf = Files.writeString(dir.resolve("aldeia.conf"), aldeiaConfiguration);
             options = List.of("-Daldeia.configuration=" + conf);
         }
-        child = ChildJvm.start(options, PeerMain.class);
-        scenarios = new StreamScenarios(Integer.parseInt(child.awaitLine("PORT ")));
+        child = host == null ? ChildJvm.start(options, PeerMain.class)
+                : ChildJvm.start(options, PeerMain.class, host.getHostAddress());
+        int port = Integer.parseInt(child.awaitLine("PORT "));
+        scenarios = host == null ? new StreamScenarios(port) : new StreamScenarios(host, port);
         scenarios.availableCountsReceivedBytesAndSkipSkipsExactly(10);
         String log = child.stderr();
         assertTrue(log.contains("Aldeia peer ") && log.contains(route), log);

@@ -5,10 +5,10 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import org.aldeia.microvapi.TestLoopback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +56,7 @@ public final class FarEnd {
     public static void main(String[] args) throws IOException {
         SocketKind kind = SocketKind.valueOf(args[0]);
         kind.prepareJvm();
-        try (ServerSocket control = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket control = new ServerSocket(0, 50, TestLoopback.address())) {
             System.out.println("CONTROL " + control.getLocalPort());
             System.out.flush();
             while (true) {
@@ -88,7 +88,7 @@ public final class FarEnd {
     private static String listen(SocketKind kind, Scenario scenario, DataInputStream requests,
             DataOutputStream control) throws IOException {
         Socket socket;
-        try (ServerSocket server = kind.boundServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket server = kind.boundServerSocket(0, 1, TestLoopback.address())) {
             server.setSoTimeout(ACCEPT_TIMEOUT_MILLIS);
             control.writeUTF("PORT " + server.getLocalPort());
             socket = server.accept();
@@ -98,7 +98,7 @@ public final class FarEnd {
 
     private static String connect(SocketKind kind, int port, Scenario scenario, DataInputStream requests,
             DataOutputStream control) throws IOException {
-        Socket socket = kind.connectedSocket(InetAddress.getLoopbackAddress(), port);
+        Socket socket = kind.connectedSocket(TestLoopback.address(), port);
         control.writeUTF("LOCAL " + socket.getLocalPort());
         return run(scenario, socket, requests);
     }

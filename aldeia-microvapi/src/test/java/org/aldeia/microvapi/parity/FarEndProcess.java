@@ -5,7 +5,6 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.deck.DeckLauncher;
+import org.aldeia.microvapi.TestLoopback;
 
 /**
  * The {@link FarEnd} JVM of one {@link SocketKind}, started with this JVM's classpath and
@@ -36,7 +36,7 @@ final class FarEndProcess implements AutoCloseable {
     }
 
     static FarEndProcess start(SocketKind kind) throws IOException {
-        List<String> options = new ArrayList<>();
+        List<String> options = new ArrayList<>(TestLoopback.jvmOptions());
         String configuration = System.getProperty(AldeiaConfiguration.PROPERTY);
         if (configuration != null) {
             options.add("-D" + AldeiaConfiguration.PROPERTY + "=" + configuration);
@@ -81,7 +81,7 @@ final class FarEndProcess implements AutoCloseable {
         private final DataOutputStream requests;
 
         private Request(String request) throws IOException {
-            control = new Socket(InetAddress.getLoopbackAddress(), controlPort);
+            control = new Socket(TestLoopback.address(), controlPort);
             control.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             answers = new DataInputStream(control.getInputStream());
             requests = new DataOutputStream(control.getOutputStream());

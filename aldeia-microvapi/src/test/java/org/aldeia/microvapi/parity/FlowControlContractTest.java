@@ -15,6 +15,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
@@ -38,7 +39,7 @@ class FlowControlContractTest {
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FlowControlContractTest.class);
 
-    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    private static final InetAddress LOOPBACK = TestLoopback.address();
     private static final int CHUNK = 64 * 1024;
     /** The writer counts as blocked once its byte count stood still this long. */
     private static final long STALL_MILLIS = 600;
@@ -60,6 +61,7 @@ class FlowControlContractTest {
 
     @BeforeAll
     static void measureLoopbackTcp() throws Exception {
+        TestLoopback.assumeUsable(LOOPBACK);
         try (ServerSocket server = new ServerSocket(0, 1, LOOPBACK);
                 Socket writer = new Socket(LOOPBACK, server.getLocalPort());
                 Socket silent = server.accept()) {

@@ -40,7 +40,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,8 +54,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * of this run: the JDK's sockets are the reference, Aldeia's must behave the same. The kinds
  * come from the system property {@value #KINDS_PROPERTY} (default: all); the Aldeia transport
  * is whatever this JVM's configuration selects, so the build runs this class once per
- * transport (see the surefire executions of this module). The far end of every connection is
- * a {@link FarEnd} JVM of the same kind.
+ * transport (see the surefire executions of this module), and over IPv6 loopback as well as
+ * IPv4 ({@link TestLoopback}). The far end of every connection is a {@link FarEnd} JVM of the
+ * same kind.
  *
  * <p>Where Aldeia inherently differs from TCP, nothing here tests it: a write returns once the
  * bytes are posted, not once the kernel holds them, and a peer that closes with unread data
@@ -64,7 +67,8 @@ class SocketContractTest {
 
     static final String KINDS_PROPERTY = "aldeia.parity.kinds";
 
-    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    /** 127.0.0.1, or ::1 in the build's IPv6 executions ({@link TestLoopback}). */
+    private static final InetAddress LOOPBACK = TestLoopback.address();
     /** Long enough for the far end to reach a blocking call, short enough to keep the suite quick. */
     private static final int SHORT_TIMEOUT_MILLIS = 200;
     /** How long a blocked call may take to notice a close and still count as prompt. */
@@ -83,6 +87,11 @@ class SocketContractTest {
 
     private static FarEndProcess farEnd(SocketKind kind) throws IOException {
         return FAR_ENDS.of(kind);
+    }
+
+    @BeforeAll
+    static void skipWithoutTheLoopbackAddress() {
+        TestLoopback.assumeUsable(LOOPBACK);
     }
 
     @AfterAll
