@@ -533,8 +533,8 @@ void sci_mbox_key_ring(int index, int key)
 {
     deck_bell_t *b = sci_mbox_bell_of(index);
     if (!b) return;
-    if (key >= 0) deck_bell_ring_key(b, (unsigned)key);
-    else deck_bell_ring(b);
+    if (key >= 0) deck_bell_ring_key_only(b, (unsigned)key);
+    else deck_bell_ring_plain(b);
 }
 
 void *sci_mbox_segment_of(int index)

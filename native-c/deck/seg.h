@@ -145,5 +145,8 @@ void     deck_bell_key_disarm(deck_bell_t *b, unsigned key);
 void     deck_bell_key_wait(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms);
 void     deck_bell_key_spinning(deck_bell_t *b, unsigned key, int on);
 void     deck_bell_ring_key(deck_bell_t *b, unsigned key);
+/* A hand-on within the owner: wakes key's sleepers, and nobody when there are none (what was
+ * handed on is taken already; a plain waiter would find nothing). */
+void     deck_bell_ring_key_only(deck_bell_t *b, unsigned key);
 
 #endif

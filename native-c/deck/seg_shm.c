@@ -523,6 +523,14 @@ void deck_bell_key_spinning(deck_bell_t *b, unsigned key, int on)
     __atomic_store_n(&b->key_spinner, on ? key % DECK_BELL_KEYS + 1 : 0, __ATOMIC_SEQ_CST);
 }
 
+void deck_bell_ring_key_only(deck_bell_t *b, unsigned key)
+{
+    key %= DECK_BELL_KEYS;
+    bump(b);
+    if (__atomic_load_n(&b->key_sleepers[key], __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE_BITSET, INT_MAX, NULL, NULL, 1u << key);
+}
+
 void deck_bell_ring_key(deck_bell_t *b, unsigned key)
 {
     key %= DECK_BELL_KEYS;

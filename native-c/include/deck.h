@@ -227,6 +227,8 @@ int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
  * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. `spin`:
  * poll DECK_SPIN_US first, as the one thread of this process that may poll for a key. */
 int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms, int spin);
+/* A hand-on within this process: wakes the waiters of `key` (none: nobody); DECK_KEY_ANY wakes
+ * the plain waiters. */
 int deck_mbox_key_ring(deck_mbox_t *mb, int key);
 
 /* ---- threads (thin wrapper over Pthreads) ---------------------------------------------- */

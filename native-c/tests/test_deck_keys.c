@@ -1,7 +1,7 @@
 /*
  * Keyed wake-ups (deck.h, deck_mbox_post_keyed / deck_mbox_key_*): a keyed post wakes the
  * thread waiting for its key and not the plain waiter; a keyed post whose key nobody waits for
- * wakes the plain waiter; a plain post wakes everybody; a local ring wakes its key; a message
+ * wakes the plain waiter; a plain post wakes everybody; a local ring wakes its key only; a message
  * queued without a key (to oneself) wakes the plain waiter only; tcp has no
  * doorbell, so the calls say so and a keyed post is a plain one. "Woken" is told from "timed
  * out" by the wait's length against its bound (woken: well under it; not woken: the whole
@@ -112,11 +112,16 @@ static int sci_node(int id, int n, void *arg)
         CHECK(key5.took_ms < LONG_MS / 2);
         take(&mb, 3);
 
-        /* 4: a local ring wakes its key; bad keys and handles are refused */
+        /* 4: a local ring wakes its key, and nobody when its key has no sleeper (a hand-on is
+         * taken already); bad keys and handles are refused */
         start_waiter(&key5, &mb, 9, LONG_MS);
         CHECK_OK(deck_mbox_key_ring(&mb, 9 + DECK_MBOX_KEYS));
         join(&key5);
         CHECK(key5.took_ms < LONG_MS / 2);
+        start_waiter(&any, &mb, DECK_KEY_ANY, SHORT_MS);
+        CHECK_OK(deck_mbox_key_ring(&mb, 12));
+        join(&any);
+        CHECK(any.took_ms >= SHORT_MS - 100);
         CHECK_RC(deck_mbox_key_ring(&mb, -2), DECK_EINVAL);
         CHECK_RC(deck_mbox_key_wait(&mb, -2, 0, 0, 0), DECK_EINVAL);
 
