@@ -30,13 +30,23 @@ int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen)
     return tp->mbox_bell_read(mb->index, seen);
 }
 
-int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms, int spin)
+int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms)
 {
     const deck_transport_t *tp;
     int rc = keyed_mbox(mb, "deck_mbox_key_wait", &tp);
     if (rc) return rc;
     if (!valid_key(key)) return deck_fail(DECK_EINVAL, "deck_mbox_key_wait: key %d is not a key", key);
-    return tp->mbox_key_wait(mb->index, slot_of(key), seen, timeout_ms, spin && key != DECK_KEY_ANY);
+    return tp->mbox_key_wait(mb->index, slot_of(key), seen, timeout_ms);
+}
+
+int deck_mbox_key_poller(deck_mbox_t *mb, int key)
+{
+    const deck_transport_t *tp;
+    int rc = keyed_mbox(mb, "deck_mbox_key_poller", &tp);
+    if (rc) return rc;
+    if (key != DECK_KEY_ALL && !valid_key(key))
+        return deck_fail(DECK_EINVAL, "deck_mbox_key_poller: key %d is not a key", key);
+    return tp->mbox_key_poller(mb->index, key == DECK_KEY_ALL ? key : slot_of(key));
 }
 
 int deck_mbox_key_ring(deck_mbox_t *mb, int key)

@@ -199,7 +199,8 @@ typedef struct sci_waiter {
     struct timespec spin_end, deadline, next_check;
 } sci_waiter_t;
 
-/* timeout_ms < 0: no bound; 0: the first sci_wait_next already times out. */
+/* timeout_ms < 0: no bound; 0: the first sci_wait_next already times out; DECK_POLL: times out
+ * when the polling window (DECK_SPIN_US) is over, never blocks. */
 void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms);
 /* Call after a check found nothing; then check again. DECK_OK, DECK_ETIMEDOUT, or DECK_EPEER
  * when `peer` (>= 0) was found dead (looked at every SCI_CHECK_MS). */
@@ -237,7 +238,8 @@ deck_bell_t *sci_mbox_bell_of(int index);
 int  sci_mbox_bell_read(int index, uint32_t *value);
 void sci_mbox_key_ring(int index, int key);
 /* deck_mbox_key_wait on mailbox `index`'s doorbell (sci_wait.c). */
-int  sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms, int spin);
+int  sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms);
+int  sci_mbox_key_poller(int index, int key);
 void sci_out_done(void);
 int  sci_post_self(int index, const void *buf, size_t len);
 void sci_mbox_ring_index(int index);    /* wakes the (plain) retrievers of mailbox `index` */

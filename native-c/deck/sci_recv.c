@@ -153,7 +153,7 @@ int sci_mbox_created(int index, const char *name)
     if (rc) { free(in); return rc; }
     pthread_mutex_init(&in->lock, NULL);
     pthread_mutex_lock(&sci.lock);
-    sci.in[slot] = in;
+    __atomic_store_n(&sci.in[slot], in, __ATOMIC_RELEASE);   /* sci_mbox_bell_of reads it unlocked */
     pthread_mutex_unlock(&sci.lock);
     /* The name last: a sender that finds it binds to a segment that exists. */
     sci_name_t *e = sci_name_at(sci.self, slot);
@@ -171,7 +171,7 @@ void sci_mbox_destroyed(int index)
     pthread_mutex_lock(&sci.lock);
     sci_in_t *in = sci.in[slot];
     if (!in || in->index != index) { pthread_mutex_unlock(&sci.lock); return; }
-    sci.in[slot] = NULL;
+    __atomic_store_n(&sci.in[slot], NULL, __ATOMIC_RELEASE);
     __atomic_store_n(&in->closed, 1, __ATOMIC_SEQ_CST);
     deck_bell_ring(sci_mbox_bell(in->seg.addr));
     while (in->users > 0) pthread_cond_wait(&sci.idle, &sci.lock);
@@ -182,7 +182,11 @@ void sci_mbox_destroyed(int index)
 void sci_in_done(void)
 {
     for (int s = 0; s < SCI_MAX_MBOX; s++)
-        if (sci.in[s]) { in_free(sci.in[s]); sci.in[s] = NULL; }
+        if (sci.in[s]) {
+            sci_in_t *in = sci.in[s];
+            __atomic_store_n(&sci.in[s], NULL, __ATOMIC_RELEASE);
+            in_free(in);
+        }
 }
 
 int sci_post_self(int index, const void *buf, size_t len)
@@ -474,8 +478,7 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     if (!in || in->index != index) return deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox %d is destroyed", index);
 
     sci_waiter_t w;
-    sci_wait_start(&w, sci_mbox_bell(in->seg.addr), timeout_ms);
-    w.deck_ids = 1;                                /* deck_mbox_watch names a DECK id */
+    int waiting = 0;                               /* w started: not for a look, nor before the first scan */
     pthread_mutex_lock(&in->lock);
     sci_admits_t admits = admits_of(entry);
     in->shared = admits.any;
@@ -490,6 +493,15 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
             break;
         }
         if ((rc = scan(in, entry, msg, &admits))) break;
+        if (timeout_ms == 0) {
+            rc = deck_fail_text(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing there (a look, no wait)");
+            break;
+        }
+        if (!waiting) {
+            sci_wait_start(&w, sci_mbox_bell(in->seg.addr), timeout_ms);
+            w.deck_ids = 1;                        /* deck_mbox_watch names a DECK id */
+            waiting = 1;
+        }
         int watch = deck_entry_watched(entry);
         pthread_mutex_unlock(&in->lock);
         rc = sci_wait_next(&w, watch);
@@ -499,24 +511,27 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
             break;
         }
         if (rc == DECK_ETIMEDOUT)
-            rc = timeout_ms == 0 ? deck_fail_text(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing there (a look, no wait)")
-                                 : deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within %d ms", timeout_ms);
+            rc = timeout_ms == DECK_POLL
+                 ? deck_fail_text(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within the polling window")
+                 : deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing within %d ms", timeout_ms);
         if (rc) break;
     }
     pthread_mutex_unlock(&in->lock);
-    sci_wait_end(&w);
+    if (waiting) sci_wait_end(&w);
     pthread_mutex_lock(&sci.lock);
     if (--in->users == 0 && in->closed) pthread_cond_broadcast(&sci.idle);
     pthread_mutex_unlock(&sci.lock);
     return rc == 1 ? DECK_OK : rc;
 }
 
-/* The segment of mailbox `index` of this process, or NULL when there is none: only for the fuzz
- * target fuzz/fuzz_sci_mailbox.c (and tests), which play a sender by writing into it. */
+/* Without sci.lock: keyed waits and rings come on every message. The mailbox is published with
+ * a release store and stays mapped until deck_mbox_destroy, which its owner does not call while
+ * it waits or rings on it (deck.h). */
 deck_bell_t *sci_mbox_bell_of(int index)
 {
-    void *seg = sci_mbox_segment_of(index);
-    return seg ? sci_mbox_bell(seg) : NULL;
+    int slot = index & 0xffff;
+    sci_in_t *in = slot < SCI_MAX_MBOX ? __atomic_load_n(&sci.in[slot], __ATOMIC_ACQUIRE) : NULL;
+    return in && in->index == index ? sci_mbox_bell(in->seg.addr) : NULL;
 }
 
 _Static_assert(DECK_MBOX_KEYS == DECK_BELL_KEYS, "a mailbox key is a doorbell key");
@@ -537,6 +552,8 @@ void sci_mbox_key_ring(int index, int key)
     else deck_bell_ring_plain(b);
 }
 
+/* The segment of mailbox `index` of this process, or NULL when there is none: for the fuzz
+ * target fuzz/fuzz_sci_mailbox.c (and tests), which play a sender by writing into it. */
 void *sci_mbox_segment_of(int index)
 {
     int slot = index & 0xffff;

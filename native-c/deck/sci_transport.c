@@ -369,4 +369,5 @@ const deck_transport_t deck_sci_transport = {
     .mbox_bell_read = sci_mbox_bell_read,
     .mbox_key_wait = sci_mbox_key_wait,
     .mbox_key_ring = sci_mbox_key_ring,
+    .mbox_key_poller = sci_mbox_key_poller,
 };

@@ -34,6 +34,16 @@ static void cpu_relax(void)
 #endif
 }
 
+/* Now plus DECK_SPIN_US (nothing when it is -1: those waits poll to their deadline). */
+static void spin_end_from_now(struct timespec *end)
+{
+    clock_gettime(CLOCK_MONOTONIC, end);
+    long us = sci.cfg.spin_us < 0 ? 0 : sci.cfg.spin_us;
+    end->tv_nsec += us * 1000L;
+    end->tv_sec += end->tv_nsec / 1000000000L;
+    end->tv_nsec %= 1000000000L;
+}
+
 void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
 {
     w->bell = bell;
@@ -42,15 +52,16 @@ void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
     int cpu = sched_getcpu();
     w->yielding = cpu >= 0 && __atomic_load_n(&bell->ringer_cpu, __ATOMIC_RELAXED) == (uint32_t)cpu + 1;
     w->deck_ids = 0;
-    w->forever = timeout_ms < 0;
+    w->forever = timeout_ms < 0 && timeout_ms != DECK_POLL;
     w->once = timeout_ms == 0;
     deck_deadline(&w->deadline, timeout_ms > 0 ? timeout_ms : 0);
     deck_deadline(&w->next_check, SCI_CHECK_MS);
-    clock_gettime(CLOCK_MONOTONIC, &w->spin_end);
-    long us = sci.cfg.spin_us < 0 ? 0 : sci.cfg.spin_us;
-    w->spin_end.tv_nsec += us * 1000L;
-    w->spin_end.tv_sec += w->spin_end.tv_nsec / 1000000000L;
-    w->spin_end.tv_nsec %= 1000000000L;
+    spin_end_from_now(&w->spin_end);
+    /* DECK_POLL: the polling window is the whole wait (100 ms when polling has no end). */
+    if (timeout_ms == DECK_POLL) {
+        if (sci.cfg.spin_us < 0) deck_deadline(&w->deadline, SCI_CHECK_MS);
+        else w->deadline = w->spin_end;
+    }
 }
 
 /* The bound and the peer, at most every SCI_CHECK_MS for the peer. A retriever's watched peer
@@ -100,23 +111,7 @@ void sci_wait_end(sci_waiter_t *w)
 
 /* ---- keyed waits (deck_mbox_key_wait): for one key's rings, or plain for any message ---- */
 
-/* Polls the bell for DECK_SPIN_US (-1: until timeout_ms) as the mailbox's one key spinner, the
- * way sci_wait_next polls; 1 when it moved. */
-static int spin_for(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms)
-{
-    sci_waiter_t w;
-    sci_wait_start(&w, b, timeout_ms);
-    const struct timespec *end = sci.cfg.spin_us < 0 ? &w.deadline : &w.spin_end;
-    deck_bell_key_spinning(b, key, 1);
-    int moved = 0;
-    while (!(moved = deck_bell_read(b) != seen) && !deck_deadline_passed(end)) {
-        if (w.yielding) sched_yield();
-        else cpu_relax();
-    }
-    return moved;
-}
-
-int sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms, int spin)
+int sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms)
 {
     deck_bell_t *b = sci_mbox_bell_of(index);
     if (!b) return deck_fail(DECK_ESTATE, "deck_mbox_key_wait: mailbox %d has no doorbell", index);
@@ -127,14 +122,18 @@ int sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms, int spi
         return DECK_OK;
     }
     unsigned k = (unsigned)key;
-    if (spin && spin_for(b, k, seen, timeout_ms)) {
-        deck_bell_key_spinning(b, k, 0);
-        return DECK_OK;
-    }
-    /* Armed before the spinner mark goes: a keyed ring in between sees one or the other. */
+    /* Armed, then the bell looked at: a keyed ring after the arming wakes it, one before it
+     * shows in the bell. The poller's mark may stay: sleepers are looked at first. */
     deck_bell_key_arm(b, k);
-    if (spin) deck_bell_key_spinning(b, k, 0);
     if (deck_bell_read(b) == seen && timeout_ms > 0) deck_bell_key_wait(b, k, seen, timeout_ms);
     deck_bell_key_disarm(b, k);
+    return DECK_OK;
+}
+
+int sci_mbox_key_poller(int index, int key)
+{
+    deck_bell_t *b = sci_mbox_bell_of(index);
+    if (!b) return deck_fail(DECK_ESTATE, "deck_mbox_key_poller: mailbox %d has no doorbell", index);
+    deck_bell_key_polling(b, key == DECK_KEY_ALL ? DECK_BELL_POLLER_ALL : key < 0 ? 0 : (uint32_t)key + 1);
     return DECK_OK;
 }

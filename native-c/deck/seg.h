@@ -55,20 +55,22 @@ typedef struct deck_seg {
  *
  * Keys (deck_mbox_post_keyed): a waiter may wait for the rings of one key only (a futex bit
  * set), so that a writer wakes the one thread its message is for instead of a thread that then
- * hands it over. `key_sleepers[k]` counts the waiters blocked on key k, `key_spinner` is k + 1
- * while the one polling waiter the owner allows is polling for key k (0: none), `keyed` is the
- * sum of key_sleepers. A keyed ring wakes key k's sleepers; with none and no spinner of k it
+ * hands it over. `key_sleepers[k]` counts the waiters blocked on key k, `key_poller` is k + 1
+ * while the owner's one poller (deck_mbox_key_poller) looks for key k (0: none), `keyed` is the
+ * sum of key_sleepers. A keyed ring wakes key k's sleepers; with none and no poller of k it
  * wakes the plain waiters (who take any message) instead, so every message still wakes someone
- * who takes it. A plain ring wakes everybody. Like ringer_cpu these are written by every
+ * who takes it; while key_poller is DECK_BELL_POLLER_ALL (the poller polls the mailbox and takes
+ * whatever comes, handing on what is others') keyed rings wake nobody. A plain ring wakes everybody. Like ringer_cpu these are written by every
  * process that rings or waits, so a wrong value costs wake-ups, never data: every wait is
  * bounded by its caller. One 64-byte line:
- *   0 bell | 4 waiters | 8 ringer_cpu | 12 key_spinner | 16 key_sleepers[23] (u16) | 62 keyed (u16) */
+ *   0 bell | 4 waiters | 8 ringer_cpu | 12 key_poller | 16 key_sleepers[23] (u16) | 62 keyed (u16) */
 #define DECK_BELL_KEYS 23
+#define DECK_BELL_POLLER_ALL 0xffffffffu   /* key_poller: the poller takes every message now */
 typedef struct deck_bell {
     uint32_t bell;
     uint32_t waiters;
     uint32_t ringer_cpu;
-    uint32_t key_spinner;
+    uint32_t key_poller;
     uint16_t key_sleepers[DECK_BELL_KEYS];
     uint16_t keyed;
 } deck_bell_t;
@@ -139,11 +141,12 @@ void     deck_bell_ring(deck_bell_t *b);
 void     deck_bell_ring_plain(deck_bell_t *b);
 /* Keyed waiting (key < DECK_BELL_KEYS): as arm/wait/disarm, but woken only by plain rings and
  * rings of `key`. A keyed ring (writer, after its stores) wakes key's sleepers; when there are
- * none and key's spinner is not polling, it wakes the plain waiters. */
+ * none and no poller looks for key, it wakes the plain waiters. */
 void     deck_bell_key_arm(deck_bell_t *b, unsigned key);
 void     deck_bell_key_disarm(deck_bell_t *b, unsigned key);
 void     deck_bell_key_wait(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms);
-void     deck_bell_key_spinning(deck_bell_t *b, unsigned key, int on);
+/* The poller's mark: key + 1, DECK_BELL_POLLER_ALL or 0 (none); stored only when it changes. */
+void     deck_bell_key_polling(deck_bell_t *b, uint32_t mark);
 void     deck_bell_ring_key(deck_bell_t *b, unsigned key);
 /* A hand-on within the owner: wakes key's sleepers, and nobody when there are none (what was
  * handed on is taken already; a plain waiter would find nothing). */

@@ -55,14 +55,15 @@ typedef struct deck_transport {
     /* Optional: how `id` is reached, for deck_peer_describe; NULL: the transport's name. */
     int   (*describe_peer)(int id, char *buf, size_t len);
 
-    /* Optional, all three or none (deck_mbox_post_keyed, deck_mbox_key_*): a post whose ring
-     * wakes the waiters of `key` (key < 0: a plain post); the bell value of created mailbox
-     * `index` (DECK_ENOSYS when it has no doorbell here); and a wait on it for `key`'s rings
-     * (key < 0: plain, any message), as deck_mbox_key_wait. */
+    /* Optional, all or none (deck_mbox_post_keyed, deck_mbox_key_*): a post whose ring wakes
+     * the waiters of `key` (key < 0: a plain post); on created mailbox `index`: its bell value
+     * (DECK_ESTATE when it has no doorbell here), a wait for `key`'s rings (key < 0: plain, any
+     * message), a hand-on ring, and the poller's mark, as the deck_mbox_key_* functions. */
     int   (*post_keyed)(int node, int index, const void *buf, size_t len, int key);
     int   (*mbox_bell_read)(int index, uint32_t *value);
-    int   (*mbox_key_wait)(int index, int key, uint32_t seen, int timeout_ms, int spin);
+    int   (*mbox_key_wait)(int index, int key, uint32_t seen, int timeout_ms);
     void  (*mbox_key_ring)(int index, int key);
+    int   (*mbox_key_poller)(int index, int key);
 } deck_transport_t;
 
 extern const deck_transport_t deck_tcp_transport;

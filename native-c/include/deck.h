@@ -193,7 +193,10 @@ int deck_mbox_clone(deck_mbox_t *mb, const char *name);
 int deck_mbox_clone_at(deck_mbox_t *mb, int node, const char *name);
 int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg);
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg);
-/* retrv with a bound: timeout_ms < 0 waits for ever, 0 only looks. DECK_ETIMEDOUT if none. */
+/* retrv with a bound: timeout_ms < 0 waits for ever, 0 only looks, DECK_POLL polls for the
+ * transport's polling window (sci: DECK_SPIN_US; -1 there: 100 ms) and never sleeps (tcp: a
+ * look). DECK_ETIMEDOUT if none. */
+#define DECK_POLL (-2)
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms);
 /* A created mailbox that expects messages from one process only: once that process is known
  * to be gone and the queue is empty, retrieves fail with DECK_EPEER instead of waiting. It
@@ -218,15 +221,23 @@ int deck_mbox_destroy(deck_mbox_t *mb);
  * nobody waits for. Keys share DECK_MBOX_KEYS slots: a waiter may be woken for another's key.
  * A waiter reads the mailbox's bell (seen) BEFORE it looks at what it waits for, and waits with
  * that value: a ring after the read returns at once, so no wake-up is lost. On transports
- * without a doorbell (tcp) the calls fail with DECK_ESTATE and the post is a plain post. */
+ * without a doorbell (tcp) the calls fail with DECK_ESTATE and the post is a plain post. The
+ * owner destroys the mailbox only once none of its threads waits or rings on it any more. */
 #define DECK_MBOX_KEYS 23
 #define DECK_KEY_ANY   (-1)
+#define DECK_KEY_ALL   (-2)   /* deck_mbox_key_poller: the poller takes every message now */
 int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
 int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
 /* Blocks while the bell is still `seen`, at most timeout_ms (spurious returns allowed), woken by
- * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. `spin`:
- * poll DECK_SPIN_US first, as the one thread of this process that may poll for a key. */
-int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms, int spin);
+ * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. */
+int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms);
+/* The process's one poller (a thread that polls the mailbox with deck_mbox_retrv_timed and
+ * DECK_POLL between its waits) says it looks for `key` from now on, until it calls this with
+ * DECK_KEY_ANY: a keyed post for that key wakes nobody then unless the poller sleeps on it,
+ * where it would wake the plain waiters while the poller is busy between two waits. With
+ * DECK_KEY_ALL it takes every message (it polls, holding the mailbox): keyed posts wake nobody,
+ * so it must look again after it sets another mark and before it sleeps. */
+int deck_mbox_key_poller(deck_mbox_t *mb, int key);
 /* A hand-on within this process: wakes the waiters of `key` (none: nobody); DECK_KEY_ANY wakes
  * the plain waiters. */
 int deck_mbox_key_ring(deck_mbox_t *mb, int key);

@@ -292,11 +292,17 @@ static int settled_locked(const char *fn, struct mv_cq *cq, unsigned wakeups, ui
 }
 
 /* The keyed wait of a progressing CQ (see the top): bell, look at the CQ, drain, look again,
- * sleep on the key with the bell read first, so a ring after that read is never missed. */
+ * sleep on the key with the bell read first, so a ring after that read is never missed. A
+ * reader that waits alone (the poller) first polls the mailbox itself, holding the turn, for
+ * DECK's polling window (a fresh one after each message it dispatches): it takes a message the
+ * moment it is there, as a reader inside a retrieve did (polling the bell instead cost a cache
+ * line more per message). Meanwhile the doorbell says it takes everything, so senders wake
+ * nobody, and what it takes for a reader that came meanwhile it hands on with one wake-up. */
 static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
                              VAPI_wc_desc_t *wc, unsigned key)
 {
-    int spin = mv_engine_spinner_take();
+    mv_engine_reader_enter();
+    int poller = mv_engine_polling_take(), polling = poller;
     VAPI_ret_t ret;
     for (;;) {
         uint32_t seen = mv_engine_seen();
@@ -305,6 +311,14 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
         pthread_mutex_unlock(&cq->lock);
         if (done)
             break;
+        if (polling) {
+            if (mv_engine_progress(DECK_POLL, 0) == MV_PROGRESSED)
+                continue;
+            /* The window is over (or another thread drains): from now on senders wake the
+             * readers of other keys themselves, and the drain below looks once more. */
+            polling = 0;
+            mv_engine_polling_done(key);
+        }
         mv_engine_drain();
         pthread_mutex_lock(&cq->lock);
         done = settled_locked(fn, cq, wakeups, deadline, wc, &ret);
@@ -314,10 +328,11 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
         uint64_t now = mv_now_ns(), until = now + MV_TURN_RECHECK_NS;
         if (deadline && deadline < until)
             until = deadline;
-        mv_engine_wait_key(key, seen, ms_until(until, now), spin);
+        mv_engine_wait_key(key, seen, ms_until(until, now));
     }
-    if (spin)
-        mv_engine_spinner_release();
+    if (poller)
+        mv_engine_polling_release();
+    mv_engine_reader_leave();
     return ret;
 }
 

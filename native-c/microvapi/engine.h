@@ -51,7 +51,8 @@ struct mv_engine {
     deck_msg_t      msg;           /* the turn holder's */
     deck_msg_t      token;
     /* keyed wake-ups: the mailbox has a doorbell; a reader polls before it sleeps */
-    int             keyed, spinner;
+    int             keyed, polling;
+    int             keyed_readers;     /* readers inside a keyed wait (cq.c) */
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
     int             daemon_long_sleep;   /* the receive thread sleeps until its liveness check */

@@ -227,14 +227,18 @@ void mv_engine_kick(void);
  * the receive thread waits for the messages whose key nobody waits for. */
 int      mv_engine_keyed(void);
 uint32_t mv_engine_seen(void);                /* the bell, read before looking at a CQ */
-/* Waits for a ring of key (or a plain one) while the bell is still seen, at most timeout_ms;
- * spin: poll first (only the holder of mv_engine_spinner_take may). */
-void     mv_engine_wait_key(unsigned key, uint32_t seen, int timeout_ms, int spin);
+/* Waits for a ring of key (or a plain one) while the bell is still seen, at most timeout_ms. */
+void     mv_engine_wait_key(unsigned key, uint32_t seen, int timeout_ms);
 void     mv_engine_ring_key(unsigned key);    /* a local ring: a completion for that key's CQ */
 void     mv_engine_drain(void);               /* looks and dispatches while the turn is free */
-/* One reader at a time polls before it sleeps (2 cores: several pollers would take both). */
-int      mv_engine_spinner_take(void);
-void     mv_engine_spinner_release(void);
+/* One reader at a time polls the mailbox before it sleeps (2 cores: several pollers would take
+ * both). From take the doorbell says it takes every message (senders wake nobody: it hands on);
+ * from done, that it looks for key (its own messages wake nobody); release: neither. */
+int      mv_engine_polling_take(void);   /* 0 unless this reader waits alone */
+void     mv_engine_reader_enter(void);   /* a reader enters / leaves a keyed wait */
+void     mv_engine_reader_leave(void);
+void     mv_engine_polling_done(unsigned key);
+void     mv_engine_polling_release(void);
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
 /* A block received and not yet handed to a receive request: records as on the wire, in chunks

@@ -31,7 +31,7 @@ static void *wait_thread(void *arg)
 {
     waiter_t *w = arg;
     long t0 = util_now_ms();
-    CHECK_OK(deck_mbox_key_wait(w->mb, w->key, w->seen, w->timeout_ms, 0));
+    CHECK_OK(deck_mbox_key_wait(w->mb, w->key, w->seen, w->timeout_ms));
     w->took_ms = util_now_ms() - t0;
     return NULL;
 }
@@ -123,7 +123,7 @@ static int sci_node(int id, int n, void *arg)
         join(&any);
         CHECK(any.took_ms >= SHORT_MS - 100);
         CHECK_RC(deck_mbox_key_ring(&mb, -2), DECK_EINVAL);
-        CHECK_RC(deck_mbox_key_wait(&mb, -2, 0, 0, 0), DECK_EINVAL);
+        CHECK_RC(deck_mbox_key_wait(&mb, -2, 0, 0), DECK_EINVAL);
 
         /* 5: a message queued without a key (a post to oneself, tcp's deliveries) wakes the
          * plain waiter only, who hands it on */
@@ -165,7 +165,7 @@ static int tcp_node(int id, int n, void *arg)
     if (id == 0) {
         CHECK_OK(deck_mbox_create(&mb, "keys"));
         CHECK_RC(deck_mbox_key_seen(&mb, &seen), DECK_ESTATE);
-        CHECK_RC(deck_mbox_key_wait(&mb, 1, 0, 10, 0), DECK_ESTATE);
+        CHECK_RC(deck_mbox_key_wait(&mb, 1, 0, 10), DECK_ESTATE);
         CHECK_OK(deck_barrier());
         deck_msg_t m;
         CHECK_OK(deck_msg_create(&m, 16));
