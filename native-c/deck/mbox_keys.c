@@ -44,9 +44,8 @@ int deck_mbox_key_poller(deck_mbox_t *mb, int key)
     const deck_transport_t *tp;
     int rc = keyed_mbox(mb, "deck_mbox_key_poller", &tp);
     if (rc) return rc;
-    if (key != DECK_KEY_ALL && !valid_key(key))
-        return deck_fail(DECK_EINVAL, "deck_mbox_key_poller: key %d is not a key", key);
-    return tp->mbox_key_poller(mb->index, key == DECK_KEY_ALL ? key : slot_of(key));
+    if (!valid_key(key)) return deck_fail(DECK_EINVAL, "deck_mbox_key_poller: key %d is not a key", key);
+    return tp->mbox_key_poller(mb->index, slot_of(key));
 }
 
 int deck_mbox_key_ring(deck_mbox_t *mb, int key)

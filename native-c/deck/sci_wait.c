@@ -134,6 +134,6 @@ int sci_mbox_key_poller(int index, int key)
 {
     deck_bell_t *b = sci_mbox_bell_of(index);
     if (!b) return deck_fail(DECK_ESTATE, "deck_mbox_key_poller: mailbox %d has no doorbell", index);
-    deck_bell_key_polling(b, key == DECK_KEY_ALL ? DECK_BELL_POLLER_ALL : key < 0 ? 0 : (uint32_t)key + 1);
+    deck_bell_key_polling(b, key < 0 ? 0 : (uint32_t)key + 1);
     return DECK_OK;
 }

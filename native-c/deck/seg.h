@@ -59,13 +59,11 @@ typedef struct deck_seg {
  * while the owner's one poller (deck_mbox_key_poller) looks for key k (0: none), `keyed` is the
  * sum of key_sleepers. A keyed ring wakes key k's sleepers; with none and no poller of k it
  * wakes the plain waiters (who take any message) instead, so every message still wakes someone
- * who takes it; while key_poller is DECK_BELL_POLLER_ALL (the poller polls the mailbox and takes
- * whatever comes, handing on what is others') keyed rings wake nobody. A plain ring wakes everybody. Like ringer_cpu these are written by every
+ * who takes it. A plain ring wakes everybody. Like ringer_cpu these are written by every
  * process that rings or waits, so a wrong value costs wake-ups, never data: every wait is
  * bounded by its caller. One 64-byte line:
  *   0 bell | 4 waiters | 8 ringer_cpu | 12 key_poller | 16 key_sleepers[23] (u16) | 62 keyed (u16) */
 #define DECK_BELL_KEYS 23
-#define DECK_BELL_POLLER_ALL 0xffffffffu   /* key_poller: the poller takes every message now */
 typedef struct deck_bell {
     uint32_t bell;
     uint32_t waiters;
@@ -145,7 +143,7 @@ void     deck_bell_ring_plain(deck_bell_t *b);
 void     deck_bell_key_arm(deck_bell_t *b, unsigned key);
 void     deck_bell_key_disarm(deck_bell_t *b, unsigned key);
 void     deck_bell_key_wait(deck_bell_t *b, unsigned key, uint32_t seen, int timeout_ms);
-/* The poller's mark: key + 1, DECK_BELL_POLLER_ALL or 0 (none); stored only when it changes. */
+/* The poller's mark: key + 1, or 0 (none); stored only when it changes. */
 void     deck_bell_key_polling(deck_bell_t *b, uint32_t mark);
 void     deck_bell_ring_key(deck_bell_t *b, unsigned key);
 /* A hand-on within the owner: wakes key's sleepers, and nobody when there are none (what was

@@ -539,8 +539,6 @@ void deck_bell_ring_key(deck_bell_t *b, unsigned key)
 {
     key %= DECK_BELL_KEYS;
     bump(b);
-    if (__atomic_load_n(&b->key_poller, __ATOMIC_SEQ_CST) == DECK_BELL_POLLER_ALL)
-        return;   /* the poller takes it and hands it on: waking its reader too would wake it twice */
     /* The same Dekker pairing as deck_bell_ring: a sleeper arms, then looks at the bell. A
      * poller that looks for key takes the message when it looks next (before it sleeps). */
     if (__atomic_load_n(&b->key_sleepers[key], __ATOMIC_SEQ_CST))

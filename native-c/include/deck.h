@@ -225,18 +225,17 @@ int deck_mbox_destroy(deck_mbox_t *mb);
  * owner destroys the mailbox only once none of its threads waits or rings on it any more. */
 #define DECK_MBOX_KEYS 23
 #define DECK_KEY_ANY   (-1)
-#define DECK_KEY_ALL   (-2)   /* deck_mbox_key_poller: the poller takes every message now */
 int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
 int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
 /* Blocks while the bell is still `seen`, at most timeout_ms (spurious returns allowed), woken by
  * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. */
 int deck_mbox_key_wait(deck_mbox_t *mb, int key, uint32_t seen, int timeout_ms);
 /* The process's one poller (a thread that polls the mailbox with deck_mbox_retrv_timed and
- * DECK_POLL between its waits) says it looks for `key` from now on, until it calls this with
- * DECK_KEY_ANY: a keyed post for that key wakes nobody then unless the poller sleeps on it,
- * where it would wake the plain waiters while the poller is busy between two waits. With
- * DECK_KEY_ALL it takes every message (it polls, holding the mailbox): keyed posts wake nobody,
- * so it must look again after it sets another mark and before it sleeps. */
+ * DECK_POLL between its waits, and is back for its next message within microseconds) says it
+ * looks for `key` from now on, until it calls this with DECK_KEY_ANY: a keyed post for that key
+ * wakes nobody then unless the poller sleeps on it, where it would wake the plain waiters while
+ * the poller is away between two waits. Whoever clears the mark must look (or have the plain
+ * waiter look) at the mailbox: what came meanwhile woke nobody. */
 int deck_mbox_key_poller(deck_mbox_t *mb, int key);
 /* A hand-on within this process: wakes the waiters of `key` (none: nobody); DECK_KEY_ANY wakes
  * the plain waiters. */

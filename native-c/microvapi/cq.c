@@ -296,8 +296,8 @@ static int settled_locked(const char *fn, struct mv_cq *cq, unsigned wakeups, ui
  * reader that waits alone (the poller) first polls the mailbox itself, holding the turn, for
  * DECK's polling window (a fresh one after each message it dispatches): it takes a message the
  * moment it is there, as a reader inside a retrieve did (polling the bell instead cost a cache
- * line more per message). Meanwhile the doorbell says it takes everything, so senders wake
- * nobody, and what it takes for a reader that came meanwhile it hands on with one wake-up. */
+ * line more per message). The doorbell says which key it looks for, so its messages wake
+ * nobody (engine.c, mv_engine_polling_release). */
 static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
                              VAPI_wc_desc_t *wc, unsigned key)
 {
@@ -314,10 +314,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
         if (polling) {
             if (mv_engine_progress(DECK_POLL, 0) == MV_PROGRESSED)
                 continue;
-            /* The window is over (or another thread drains): from now on senders wake the
-             * readers of other keys themselves, and the drain below looks once more. */
-            polling = 0;
-            mv_engine_polling_done(key);
+            polling = 0;   /* the window is over, or another thread drains */
         }
         mv_engine_drain();
         pthread_mutex_lock(&cq->lock);
@@ -331,7 +328,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
         mv_engine_wait_key(key, seen, ms_until(until, now));
     }
     if (poller)
-        mv_engine_polling_release();
+        mv_engine_polling_release(key);
     mv_engine_reader_leave();
     return ret;
 }
@@ -349,11 +346,19 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         return wait_keyed(fn, cq, wakeups, deadline, wc, (unsigned)key);
     if (progressing)
         mv_engine_poller_enter(cq);
+    int other = 0;   /* a writer that blocks: no poller's mark may hide its credit */
     VAPI_ret_t ret;
     pthread_mutex_lock(&cq->lock);
     for (;;) {
         if (settled_locked(fn, cq, wakeups, deadline, wc, &ret))
             break;
+        if (!progressing && !other && mv_engine_keyed()) {
+            other = 1;
+            pthread_mutex_unlock(&cq->lock);
+            mv_engine_other_wait(1);
+            pthread_mutex_lock(&cq->lock);
+            continue;
+        }
         uint64_t now = mv_now_ns();
         unsigned progress = cq->progress;
         if (progressing) {
@@ -383,6 +388,8 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
     pthread_mutex_unlock(&cq->lock);
     if (progressing)
         mv_engine_poller_leave(cq);
+    if (other)
+        mv_engine_other_wait(0);
     return ret;
 }
 

@@ -21,10 +21,10 @@
  *    woken, it drains the mailbox with looks under the turn, and what it dispatches to others
  *    rings their keys. The receive thread is the plain waiter: it is woken by the messages whose
  *    key nobody waits for (a credit, data for a reader at work) and by tcp's deliveries, and
- *    drains them. One reader at a time (the poller) first polls the mailbox itself holding
+ *    drains them. A reader that waits alone (the poller) first polls the mailbox itself holding
  *    the turn, for DECK's polling window (DECK_POLL: DECK_SPIN_US), as a reader inside a
- *    retrieve did, and tells the doorbell its key, so that its messages wake nobody; others
- *    sleep at once. Every reader reads the bell before it looks, so a ring after that read ends
+ *    retrieve did; the doorbell says which key it looks for, so that its messages wake nobody,
+ *    until a thread blocks otherwise (a writer); others sleep at once. Every reader reads the bell before it looks, so a ring after that read ends
  *    its wait at once and nothing is missed;
  *  - without keyed wake-ups, the receive thread takes the turn when no reader is there and
  *    none was for a grace period (a reader's next poll comes within microseconds): data keeps
@@ -249,16 +249,43 @@ int mv_engine_polling_take(void)
     int free = 0;
     if (!__atomic_compare_exchange_n(&eng.polling, &free, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return 0;
-    deck_mbox_key_poller(&eng.mb, DECK_KEY_ALL);
     return 1;
 }
 
-void mv_engine_polling_done(unsigned key) { deck_mbox_key_poller(&eng.mb, (int)key); }
-
-void mv_engine_polling_release(void)
+void mv_engine_polling_release(unsigned key)
 {
-    deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
+    /* The doorbell keeps saying the poller looks for its key after it returns, while nobody else
+     * blocks: its next read comes within microseconds, and a message that comes before it must
+     * not cost its sender a wake-up of the receive thread, which takes the CPU the reader needs
+     * (pinned, the 64 KiB stream ran at half speed). A thread that blocks otherwise takes the
+     * mark away first (mv_engine_unmark); the mark is stored only when it changes. */
+    if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) == 0) {
+        __atomic_store_n(&eng.marked, 1, __ATOMIC_SEQ_CST);
+        deck_mbox_key_poller(&eng.mb, (int)key);
+        if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) > 0)
+            mv_engine_unmark();   /* a writer came meanwhile and may have missed the mark */
+    }
     __atomic_store_n(&eng.polling, 0, __ATOMIC_RELEASE);
+}
+
+void mv_engine_unmark(void)
+{
+    if (!__atomic_exchange_n(&eng.marked, 0, __ATOMIC_SEQ_CST))
+        return;
+    deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
+    /* What came for that key under the mark woke nobody: the receive thread dispatches it (not
+     * this thread, which may hold a queue pair's locks). */
+    deck_mbox_key_ring(&eng.mb, DECK_KEY_ANY);
+}
+
+void mv_engine_other_wait(int enter)
+{
+    if (enter) {
+        __atomic_fetch_add(&eng.other_waiters, 1, __ATOMIC_SEQ_CST);
+        mv_engine_unmark();
+    } else {
+        __atomic_fetch_sub(&eng.other_waiters, 1, __ATOMIC_SEQ_CST);
+    }
 }
 
 /* The receive thread with keyed wake-ups: it waits as the plain waiter, woken by the messages
@@ -359,7 +386,7 @@ static void engine_stop(void)
     eng.high = eng.next_free = 0;
     eng.ncontrols = eng.control_head = 0;
     eng.busy = eng.busy_daemon = eng.kick_pending = 0;
-    eng.keyed = eng.polling = eng.keyed_readers = 0;
+    eng.keyed = eng.polling = eng.keyed_readers = eng.marked = eng.other_waiters = 0;
     eng.pollers = 0;
     pthread_cond_destroy(&eng.recv_cv);
     pthread_cond_destroy(&eng.send_cv);

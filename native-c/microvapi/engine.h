@@ -53,6 +53,8 @@ struct mv_engine {
     /* keyed wake-ups: the mailbox has a doorbell; a reader polls before it sleeps */
     int             keyed, polling;
     int             keyed_readers;     /* readers inside a keyed wait (cq.c) */
+    int             marked;            /* the doorbell's poller mark is set (mv_engine_polling_take) */
+    int             other_waiters;     /* threads blocked on a CQ that is not a reader's (writers) */
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
     int             daemon_long_sleep;   /* the receive thread sleeps until its liveness check */

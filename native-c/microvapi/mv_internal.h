@@ -231,14 +231,17 @@ uint32_t mv_engine_seen(void);                /* the bell, read before looking a
 void     mv_engine_wait_key(unsigned key, uint32_t seen, int timeout_ms);
 void     mv_engine_ring_key(unsigned key);    /* a local ring: a completion for that key's CQ */
 void     mv_engine_drain(void);               /* looks and dispatches while the turn is free */
-/* One reader at a time polls the mailbox before it sleeps (2 cores: several pollers would take
- * both). From take the doorbell says it takes every message (senders wake nobody: it hands on);
- * from done, that it looks for key (its own messages wake nobody); release: neither. */
+/* One reader at a time, and only one that waits alone, polls the mailbox before it sleeps
+ * (2 cores: several pollers would take both). At release the doorbell says it looks for key
+ * (its messages wake nobody: it is back within microseconds) until a thread blocks otherwise. */
 int      mv_engine_polling_take(void);   /* 0 unless this reader waits alone */
 void     mv_engine_reader_enter(void);   /* a reader enters / leaves a keyed wait */
 void     mv_engine_reader_leave(void);
-void     mv_engine_polling_done(unsigned key);
-void     mv_engine_polling_release(void);
+void     mv_engine_polling_release(unsigned key);
+/* The poller's mark goes, and the receive thread dispatches what came under it: before a
+ * thread blocks on something else than its read (mv_engine_other_wait) or a queue pair goes. */
+void     mv_engine_unmark(void);
+void     mv_engine_other_wait(int enter);   /* a writer blocks on its CQ (1) / is done (0) */
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */
 /* A block received and not yet handed to a receive request: records as on the wire, in chunks
