@@ -19,8 +19,13 @@ import org.slf4j.LoggerFactory;
  * Send buffers grow with a burst and shrink back once idle, as TCP's do: 64 open sockets each
  * write 1 MiB in one write (their rings' pages become resident; the peer holds it unread in its
  * window), then stay open and idle; within a few seconds this JVM's private resident memory
- * (RssAnon: the shared segments it writes into are the peer's) has dropped by most of those
- * 64 MiB.
+ * (RssAnon: the shared segments it writes into are the peer's) is back within 40 of those 64
+ * MiB of what it was before the burst: the sockets' other memory (16-26 MiB measured) and each
+ * ring's first 64 KiB stay, the rest of the rings' pages go (without the trimming it stays over
+ * 80 MiB above). Measured against the baseline, not the peak: rings
+ * idle since the first sockets' writes may be trimmed before the last socket has written
+ * (setting up 64 connections can take longer than the trimmer's idle time), which left less to
+ * drop from the peak and failed a check of the drop (CI: 66 -> 115 -> 83 MiB).
  */
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
 class IdleRingMemoryTest {
@@ -45,15 +50,16 @@ class IdleRingMemoryTest {
                     socket.getOutputStream().flush();
                 }
                 long burst = rssKib();
+                long bound = before + SOCKETS * 640L;   // KiB
                 long now = burst;
-                for (int i = 0; i < 100 && burst - now < SOCKETS * 640L; i++) {   // 640 KiB of each MiB
+                for (int i = 0; i < 100 && now > bound; i++) {
                     Thread.sleep(100);
                     now = rssKib();
                 }
                 LOG.info("{} sockets, a {} KiB burst each: resident {} KiB before, {} KiB after it, {} KiB once idle",
                         SOCKETS, BURST / 1024, before, burst, now);
-                assertTrue(burst - now >= SOCKETS * 640L, "resident memory went from " + burst + " KiB to "
-                        + now + " KiB only");
+                assertTrue(now <= bound, "resident memory was " + before + " KiB before the bursts, " + burst
+                        + " KiB after them and is still " + now + " KiB");
             } finally {
                 for (AldeiaSocket socket : sockets) {
                     socket.close();

@@ -64,11 +64,17 @@ record ProcessResources(int threads, int descriptors, int segments, Set<Integer>
         return listening(proc, sockets);
     }
 
+    /** A thread's name; "" for one that ended since it was listed (gone, or ESRCH on the read). */
     private static String comm(Path task) throws IOException {
         try {
             return Files.readString(task.resolve("comm")).strip();
         } catch (NoSuchFileException endedMeanwhile) {
             return "";
+        } catch (IOException e) {
+            if (!Files.exists(task)) {
+                return "";   // ended between the listing and the read: "No such process"
+            }
+            throw e;
         }
     }
 
