@@ -20,12 +20,12 @@ import org.slf4j.LoggerFactory;
  * write 1 MiB in one write (their rings' pages become resident; the peer holds it unread in its
  * window), then stay open and idle; within a few seconds this JVM's private resident memory
  * (RssAnon: the shared segments it writes into are the peer's) is back within 40 of those 64
- * MiB of what it was before the burst: the sockets' other memory (16-26 MiB measured) and each
- * ring's first 64 KiB stay, the rest of the rings' pages go (without the trimming it stays over
- * 80 MiB above). Measured against the baseline, not the peak: rings
- * idle since the first sockets' writes may be trimmed before the last socket has written
- * (setting up 64 connections can take longer than the trimmer's idle time), which left less to
- * drop from the peak and failed a check of the drop (CI: 66 -> 115 -> 83 MiB).
+ * MiB of what it was before the bursts: the sockets' other memory (16-26 MiB measured) and each
+ * ring's first 64 KiB stay, the rest of the rings' pages go (untrimmed, all 64 MiB would stay).
+ * Measured against the baseline, not the peak: rings idle since the first sockets' writes may
+ * be trimmed before the last socket has written (64 connections can take longer than the
+ * trimmer's idle time), which left less to drop from the peak and failed a check of the drop
+ * (CI: 66 -> 115 -> 83 MiB).
  */
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
 class IdleRingMemoryTest {
