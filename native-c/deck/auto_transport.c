@@ -273,29 +273,30 @@ static int auto_msg_free(void *buf) { return au.sci_up && sci_msg_free(buf); }
 
 static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 {
-    return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms)
-                     : deck_entry_take(entry, msg, timeout_ms == DECK_POLL ? 0 : timeout_ms);
+    return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms) : deck_entry_take(entry, msg, timeout_ms);
 }
 
 /* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */
+static int no_doorbell(const char *fn)
+{
+    return deck_fail(DECK_ESTATE, "%s: no shared memory here, so no doorbell", fn);
+}
+
 static int auto_bell_read(int index, uint32_t *value)
 {
-    return au.sci_up ? sci_mbox_bell_read(index, value)
-                     : deck_fail(DECK_ESTATE, "deck_mbox_key_seen: no shared memory here, so no doorbell");
+    return au.sci_up ? sci_mbox_bell_read(index, value) : no_doorbell("deck_mbox_key_seen");
 }
 
 static int auto_key_wait(int index, int key, uint32_t seen, int timeout_ms)
 {
-    return au.sci_up ? sci_mbox_key_wait(index, key, seen, timeout_ms)
-                     : deck_fail(DECK_ESTATE, "deck_mbox_key_wait: no shared memory here, so no doorbell");
+    return au.sci_up ? sci_mbox_key_wait(index, key, seen, timeout_ms) : no_doorbell("deck_mbox_key_wait");
 }
 
 static void auto_key_ring(int index, int key) { if (au.sci_up) sci_mbox_key_ring(index, key); }
 
 static int auto_key_poller(int index, int key)
 {
-    return au.sci_up ? sci_mbox_key_poller(index, key)
-                     : deck_fail(DECK_ESTATE, "deck_mbox_key_poller: no shared memory here, so no doorbell");
+    return au.sci_up ? sci_mbox_key_poller(index, key) : no_doorbell("deck_mbox_key_poller");
 }
 
 const deck_transport_t deck_auto_transport = {

@@ -150,7 +150,7 @@ int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)
     if (!msg || (!msg->buf && msg->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv: null message");
     const deck_transport_t *tp = deck_core_transport();
     if (tp->retrv) return tp->retrv(mb->index, mb->impl, msg, timeout_ms);
-    return deck_entry_take(mb->impl, msg, timeout_ms == DECK_POLL ? 0 : timeout_ms);
+    return deck_entry_take(mb->impl, msg, timeout_ms);
 }
 
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg)

@@ -284,6 +284,7 @@ int deck_entry_poll(void *entry, deck_msg_t *msg)
 
 int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms)
 {
+    if (timeout_ms == DECK_POLL) timeout_ms = 0;   /* a queue filled by other threads: polling is a look */
     mbox_entry_t *e = entry;
     struct timespec deadline = {0, 0};
     if (timeout_ms > 0) deck_deadline(&deadline, timeout_ms);

@@ -462,14 +462,11 @@ void deck_bell_arm(deck_bell_t *b)    { __atomic_fetch_add(&b->waiters, 1, __ATO
 void deck_bell_disarm(deck_bell_t *b) { __atomic_fetch_sub(&b->waiters, 1, __ATOMIC_SEQ_CST); }
 uint32_t deck_bell_read(deck_bell_t *b) { return __atomic_load_n(&b->bell, __ATOMIC_SEQ_CST); }
 
-/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time. */
+/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time, which deck_deadline gives. */
 static void wait_bits(deck_bell_t *b, uint32_t seen, int timeout_ms, uint32_t bits)
 {
     struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    deck_deadline(&until, timeout_ms);
     syscall(SYS_futex, &b->bell, FUTEX_WAIT_BITSET, seen, &until, NULL, bits);
 }
 

@@ -24,8 +24,9 @@
  *    drains them. A reader that waits alone (the poller) first polls the mailbox itself holding
  *    the turn, for DECK's polling window (DECK_POLL: DECK_SPIN_US), as a reader inside a
  *    retrieve did; the doorbell says which key it looks for, so that its messages wake nobody,
- *    until a thread blocks otherwise (a writer); others sleep at once. Every reader reads the bell before it looks, so a ring after that read ends
- *    its wait at once and nothing is missed;
+ *    until a thread blocks otherwise (a writer); others sleep at once. Every reader reads the
+ *    bell before it looks, so a ring after that read ends its wait at once and nothing is
+ *    missed;
  *  - without keyed wake-ups, the receive thread takes the turn when no reader is there and
  *    none was for a grace period (a reader's next poll comes within microseconds): data keeps
  *    flowing into the windows of applications that do not read, and window updates reach our

@@ -6,7 +6,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.ObjectInputStream;
 import java.io.ObjectOutputStream;
-import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
@@ -37,7 +36,6 @@ final class ApplicationPhase {
     static final int MIN_PAYLOAD = 1024;
     /** The cell's size: the largest payload of the phase (they range from 1 KiB to this). */
     static final int MAX_PAYLOAD = 8 * 1024;
-    private static final String LOOPBACK = InetAddress.getLoopbackAddress().getHostAddress();
 
     private final SocketKind kind;
     private final boolean busyJvm;
@@ -107,7 +105,7 @@ final class ApplicationPhase {
         ExecutorService callers = Executors.newFixedThreadPool(CONNECTIONS);
         try {
             for (int i = 0; i < CONNECTIONS; i++) {
-                connections.add(new AppConnection(kind.connect(LOOPBACK, port), "app-" + i));
+                connections.add(new AppConnection(kind.connect(PhaseListener.LOOPBACK, port), "app-" + i));
             }
             CyclicBarrier timedStart = new CyclicBarrier(CONNECTIONS);
             List<Future<Histogram>> calls = new ArrayList<>();

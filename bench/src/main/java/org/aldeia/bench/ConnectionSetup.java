@@ -3,7 +3,6 @@ package org.aldeia.bench;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Optional;
@@ -18,7 +17,6 @@ import org.aldeia.samples.SocketKind;
  */
 final class ConnectionSetup {
 
-    private static final String LOOPBACK = InetAddress.getLoopbackAddress().getHostAddress();
 
     private final SocketKind kind;
 
@@ -75,7 +73,7 @@ final class ConnectionSetup {
     }
 
     private void connectEchoClose(int port, int index) throws IOException {
-        try (Socket socket = kind.connect(LOOPBACK, port)) {
+        try (Socket socket = kind.connect(PhaseListener.LOOPBACK, port)) {
             OutputStream out = socket.getOutputStream();
             int sent = index & 0x7f;
             out.write(sent);

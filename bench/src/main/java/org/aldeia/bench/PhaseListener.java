@@ -3,6 +3,7 @@ package org.aldeia.bench;
 import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 
@@ -15,6 +16,9 @@ import org.aldeia.samples.SocketKind;
  * the row's main connection was.
  */
 final class PhaseListener {
+
+    /** Where a phase's client connects: the server listens on this machine. */
+    static final String LOOPBACK = InetAddress.getLoopbackAddress().getHostAddress();
 
     private PhaseListener() {
     }

@@ -68,7 +68,7 @@ final class ResultTable {
                 .append(", same placement) and p99 / p99.9 µs.\n")
                 .append("app: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
                 .append(" and a reader thread, requests and responses\nobjects (ObjectOutputStream) of 1 to 8 KiB,")
-                .append(" a third JVM computing meanwhile. RMI: the RMI sample's remote\nobject, int[")
+                .append(" a third JVM computing meanwhile.\nRMI: the RMI sample's remote object, int[")
                 .append(RmiPhase.INTS).append("] each way, one call after the other.\n");
         appendBlock(text, rows, headerOf(List.of("app median", "app p99 / p99.9", "RMI median", "RMI p99 / p99.9")), row -> {
             List<String> cells = new ArrayList<>();
