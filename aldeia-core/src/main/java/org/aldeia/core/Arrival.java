@@ -58,6 +58,10 @@ final class Arrival {
     volatile boolean abandoned;
     ServerBootstrap server;
     AldeiaSocket socket;
+    /** The channel of the socket handed to accept, until the client confirms (set by the worker). */
+    UnconfirmedChannel unconfirmed;
+    /** Handed to accept before the client's CONNECTED: it holds its slot in the accept queue. */
+    volatile boolean delivered;
     BufferSizes sizes;
 
     Arrival(SocketChannel channel, SelectionKey key, long sequence) throws IOException {

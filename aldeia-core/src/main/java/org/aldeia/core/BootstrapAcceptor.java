@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -40,11 +41,14 @@ import org.slf4j.LoggerFactory;
  * reply are then computed on the selector thread) and nothing else. Each step has a deadline
  * ({@code bootstrap_timeout}); at most {@code bootstrap_per_address} unproved clients of one
  * address, and {@link #MAX_UNPROVED} in all, are waited for: the oldest is pushed out for a
- * newcomer (a client of Aldeia proves itself within two round trips, so only the silent, the slow
- * and the strangers are). Creating and connecting an endpoint, the costly steps, happen only for
- * a client that proved itself, on a few worker threads, which end when idle; the worker writes
- * the INFO and our CONNECTED itself. At most {@code backlog} proved clients are being connected
- * or prepared and not accepted; the next ones wait for a slot.
+ * newcomer (a client of Aldeia proves itself within two round trips, or in its HELLO with a
+ * ticket ({@link ServerTickets}), so only the silent, the slow and the strangers are). Creating
+ * and connecting an endpoint, the costly steps, happen only for a client that proved itself, on
+ * a few worker threads, which end when idle; the worker writes the INFO and our CONNECTED itself
+ * and hands the socket to accept, whose sends wait for the client's CONNECTED
+ * ({@link UnconfirmedChannel}). At most {@code backlog} proved clients are being connected or
+ * prepared and not accepted; the next ones wait for a slot. Closing frees the port at once; the
+ * sockets accept was given still get their client's CONNECTED.
  *
  * <p>Under a bind rule of an installed server socket ({@link Mode#MIXED}), a client whose first
  * bytes are not the magic, or that sends nothing within the first step, or that closes, is a
@@ -123,11 +127,15 @@ final class BootstrapAcceptor implements Closeable {
     private final Thread thread;
     /** Work the workers finished, for the selector thread to go on with. */
     private final Queue<Runnable> finished = new ConcurrentLinkedQueue<>();
+    /** The tickets this server socket gave its clients for their next connections. */
+    private final ServerTickets tickets = new ServerTickets();
     /** Slots accept freed since the loop last looked. */
     private final AtomicInteger released = new AtomicInteger();
     private volatile boolean closed;
     /** The loop has ended: workers that finish now release what they made themselves. */
     private volatile boolean loopEnded;
+    /** The listener is closed (its port free), by the loop once {@link #closed} is set. */
+    private final CountDownLatch listenerClosed = new CountDownLatch(1);
 
     // ---- the selector thread's own ----
     private int freeSlots;
@@ -192,17 +200,17 @@ final class BootstrapAcceptor implements Closeable {
     private void loop() {
         try {
             while (!closed) {
-                selector.select(this::ready, nextTimeoutMillis());
-                for (Runnable work; (work = finished.poll()) != null; ) {
-                    work.run();
-                }
-                freeSlots += released.getAndSet(0);
-                resumeWaiting();
-                expire();
+                turn();
                 if (acceptPausedUntil != 0 && System.nanoTime() - acceptPausedUntil >= 0) {
                     acceptPausedUntil = 0;
                 }
                 setAccepting();
+            }
+            stopAccepting();
+            // As a TCP listener's close leaves the connections accept returned alone: those
+            // still waiting for their client's CONNECTED get it (or fail at their deadline).
+            while (!arrivals.isEmpty()) {
+                turn();
             }
         } catch (ClosedSelectorException | IOException e) {
             if (!closed) {
@@ -212,6 +220,39 @@ final class BootstrapAcceptor implements Closeable {
             new ArrayList<>(arrivals).forEach(a -> abandon(a, null));
             loopEnded = true;
             runFinished();
+            listenerClosed.countDown();
+            AcceptQueue.closeQuietly(listener);
+            AcceptQueue.closeQuietly(selector);
+        }
+    }
+
+    private void turn() throws IOException {
+        selector.select(this::ready, nextTimeoutMillis());
+        for (Runnable work; (work = finished.poll()) != null; ) {
+            work.run();
+        }
+        freeSlots += released.getAndSet(0);
+        resumeWaiting();
+        expire();
+    }
+
+    /**
+     * The server socket closed: the port is released at once (deregistered first, as a
+     * registered channel's descriptor is closed only then), and the clients accept was not
+     * given are dropped.
+     */
+    private void stopAccepting() throws IOException {
+        SelectionKey key = listener.keyFor(selector);
+        if (key != null) {
+            key.cancel();
+        }
+        selector.selectNow();
+        listener.close();
+        listenerClosed.countDown();
+        for (Arrival a : new ArrayList<>(arrivals)) {
+            if (!a.delivered) {
+                abandon(a, null);
+            }
         }
     }
 
@@ -466,15 +507,19 @@ final class BootstrapAcceptor implements Closeable {
     /**
      * A whole HELLO: the client stops costing nothing; its pair key is checked and proved. When
      * the key is already agreed (the same two processes connected before), that is a few HMACs,
-     * done here at once: a hand-off to a worker and back would cost two thread wake-ups. A key
-     * still to agree costs an X25519, which goes to a worker, so that strangers sending new keys
-     * never hold up this thread.
+     * done here at once: a hand-off to a worker and back would cost two thread wake-ups; and a
+     * ticket that proves the client skips the challenge. A key still to agree costs an X25519,
+     * which goes to a worker, so that strangers sending new keys never hold up this thread.
      */
     private void hello(Arrival a) throws IOException {
         byte[] hello = a.in.array();
-        a.server = new ServerBootstrap(a.name());
+        a.server = new ServerBootstrap(a.name(), tickets);
         Transport transport = sockets.transport();
         if (transport.knowsPairKey(BootstrapProtocol.publicKey(hello))) {
+            if (a.server.resume(transport, hello)) {
+                proved(a);
+                return;
+            }
             a.out = a.server.prove(transport, hello);
             written(a, Arrival.Stage.REPLYING);
             return;
@@ -527,11 +572,21 @@ final class BootstrapAcceptor implements Closeable {
         work(a, () -> connectNow(a));
     }
 
-    /** On a worker: connects the endpoint and writes what it can of our CONNECTED. */
-    private static Arrival.Stage connectNow(Arrival a) throws IOException {
+    /**
+     * On a worker: connects the endpoint, writes what it can of our CONNECTED and hands the
+     * socket to accept at once, as a kernel hands a TCP connection whose handshake is done: the
+     * application's accept wakes up while the client connects its side. Until the client's
+     * CONNECTED (or its first byte) the socket's sends wait ({@link UnconfirmedChannel}); the
+     * client's slot goes with the socket into the queue.
+     */
+    private Arrival.Stage connectNow(Arrival a) throws IOException {
         a.server.connect(a.remote.getAddress());
         a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
         a.writeEarly();
+        a.unconfirmed = new UnconfirmedChannel(a.server.takeChannel(), a.name());
+        a.socket.attachAccepted(a.unconfirmed, a.sizes, a.local, a.remote);
+        a.delivered = true;
+        queue.add(new AldeiaClient(a.socket));
         return Arrival.Stage.CONFIRMING;
     }
 
@@ -547,12 +602,10 @@ final class BootstrapAcceptor implements Closeable {
         if (ack != BootstrapProtocol.CONNECTED) {
             throw new IOException(a.name() + " sent " + ack + " instead of the Aldeia connection confirmation");
         }
-        a.socket.attachAccepted(a.server.takeChannel(), a.sizes, a.local, a.remote);
+        a.unconfirmed.confirm();
         LOG.debug("Aldeia accept on {} from {}: Aldeia client", name, a.name());
         leave(a, true);
-        queue.add(new AldeiaClient(a.socket));
-        // Step 5: the bootstrap connection is done. Closed after the socket is handed to accept,
-        // for closing a registered channel costs some microseconds the application need not wait for.
+        // Step 5: the bootstrap connection is done.
         AcceptQueue.closeQuietly(a.channel);
     }
 
@@ -628,7 +681,10 @@ final class BootstrapAcceptor implements Closeable {
      */
     private void fail(Arrival a, Throwable why) {
         String client = a.name();
-        if (a.proved) {
+        if (a.delivered) {
+            LOG.warn("Aldeia accept on {} from {}: the client did not complete the connection accept returned ({})", name,
+                    client, why.toString());
+        } else if (a.proved) {
             LOG.warn("Aldeia accept on {} from {}: the connection failed before it could be accepted ({})", name, client,
                     why.toString());
         } else {
@@ -639,7 +695,10 @@ final class BootstrapAcceptor implements Closeable {
 
     private void abandon(Arrival a, Throwable why) {
         a.abandoned = true;
-        leave(a, false);
+        leave(a, a.delivered); // a delivered socket holds its slot in the accept queue
+        if (a.unconfirmed != null) {
+            a.unconfirmed.fail(why != null ? why : new IOException("the server socket closed during its bootstrap"));
+        }
         if (a.server != null) {
             a.server.abandon();
         }
@@ -672,22 +731,22 @@ final class BootstrapAcceptor implements Closeable {
         closed = true;
         selector.wakeup();
         try {
-            awaitLoopEnd();
-            listener.close();
-            selector.close();
+            awaitListenerClosed();
         } finally {
             workers.shutdown();
             queue.close();
         }
     }
 
-    /** The loop closes what it holds; the kernel keeps listening until the channel is closed. */
-    private void awaitLoopEnd() {
+    /** The loop closes the listener; the kernel keeps listening until the channel is closed. */
+    private void awaitListenerClosed() {
         if (Thread.currentThread() == thread) {
             return;
         }
         try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
+            if (!listenerClosed.await(5, TimeUnit.SECONDS)) {
+                LOG.warn("Aldeia accept on {}: the listener was not closed within 5 s", name);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -1,5 +1,6 @@
 package org.aldeia.core;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
@@ -10,26 +11,31 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * The proofs of the bootstrap, from the JDK's providers only (javax.crypto):
  * <ul>
- *   <li>transcript = SHA-256("aldeia bootstrap 3" | client's HELLO body | server's reply body
- *       without its proof): both public keys, both nonces, the client's endpoint info and the
- *       server's identity;</li>
+ *   <li>transcript = SHA-256("aldeia bootstrap 4" | client's HELLO body | server's reply body
+ *       without its proof): both public keys, both nonces, the client's ticket and its proof, the
+ *       client's endpoint info, the reply's mode and the server's identity;</li>
+ *   <li>proof of a ticket = HMAC-SHA-256(pair key, "aldeia client ticket" | SHA-256("aldeia
+ *       bootstrap 4" | the HELLO body with zeros for that proof));</li>
  *   <li>proof of a side = HMAC-SHA-256(pair key, "aldeia server" or "aldeia client" |
  *       transcript), compared in constant time;</li>
  *   <li>MAC of the server's INFO = HMAC-SHA-256(pair key, "aldeia server info" | transcript |
- *       the server's endpoint info).</li>
+ *       the server's endpoint info | the next ticket).</li>
  * </ul>
- * Fresh nonces on both sides make every transcript new, so a proof cannot be replayed.
+ * Fresh nonces on both sides make every transcript new, so a proof cannot be replayed; a
+ * ticket's proof has no server nonce in it, and a ticket is taken once ({@link ServerTickets}).
  */
 final class BootstrapKeys {
 
-    private static final byte[] TRANSCRIPT_LABEL = "aldeia bootstrap 3".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] TRANSCRIPT_LABEL = "aldeia bootstrap 4".getBytes(StandardCharsets.US_ASCII);
     static final String SERVER = "aldeia server";
     static final String CLIENT = "aldeia client";
+    private static final String CLIENT_TICKET = "aldeia client ticket";
     private static final String SERVER_INFO = "aldeia server info";
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private BootstrapKeys() {}
 
+    /** 32 bytes from the kernel's random source: a nonce or a ticket. */
     static byte[] nonce() {
         byte[] bytes = new byte[BootstrapProtocol.NONCE_BYTES];
         RANDOM.nextBytes(bytes);
@@ -37,11 +43,24 @@ final class BootstrapKeys {
     }
 
     static byte[] transcript(byte[] helloBody, byte[] replyCovered) {
+        return sha256(helloBody, replyCovered);
+    }
+
+    /** The proof that goes with a ticket in a HELLO: the pair key's MAC of the HELLO body without it. */
+    static byte[] ticketProof(byte[] key, byte[] helloBody) {
+        return mac(key, CLIENT_TICKET, sha256(BootstrapProtocol.withoutTicketProof(helloBody), new byte[0]), new byte[0]);
+    }
+
+    static boolean verifyTicketProof(byte[] key, byte[] helloBody) {
+        return MessageDigest.isEqual(ticketProof(key, helloBody), BootstrapProtocol.ticketProof(helloBody));
+    }
+
+    private static byte[] sha256(byte[] first, byte[] second) {
         try {
             MessageDigest sha = MessageDigest.getInstance("SHA-256");
             sha.update(TRANSCRIPT_LABEL);
-            sha.update(helloBody);
-            return sha.digest(replyCovered);
+            sha.update(first);
+            return sha.digest(second);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("the JDK has no SHA-256", e);
         }
@@ -55,13 +74,13 @@ final class BootstrapKeys {
         return MessageDigest.isEqual(proof(key, role, transcript), proof);
     }
 
-    /** The MAC of the server's INFO carrying {@code info}. */
-    static byte[] infoMac(byte[] key, byte[] transcript, byte[] info) {
-        return mac(key, SERVER_INFO, transcript, info);
+    /** The MAC of the server's INFO carrying {@code info} and the next {@code ticket}. */
+    static byte[] infoMac(byte[] key, byte[] transcript, byte[] info, byte[] ticket) {
+        return mac(key, SERVER_INFO, transcript, ByteBuffer.allocate(info.length + ticket.length).put(info).put(ticket).array());
     }
 
-    static boolean verifyInfo(byte[] key, byte[] transcript, byte[] info, byte[] mac) {
-        return MessageDigest.isEqual(infoMac(key, transcript, info), mac);
+    static boolean verifyInfo(byte[] key, byte[] transcript, byte[] info, byte[] ticket, byte[] mac) {
+        return MessageDigest.isEqual(infoMac(key, transcript, info, ticket), mac);
     }
 
     private static byte[] mac(byte[] key, String role, byte[] transcript, byte[] more) {

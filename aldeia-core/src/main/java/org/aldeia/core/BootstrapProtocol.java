@@ -15,56 +15,72 @@ import java.util.Arrays;
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
  * client -> server, right behind them, in the same segment (HELLO):
- *     +------------+----------------+------------+-----------------------------------+
- *     | length (4) | public key (32)| nonce (32) | endpoint info (length - 64 bytes) |
- *     +------------+----------------+------------+-----------------------------------+
+ *     +------------+-----------------+------------+-------------+-------------------+-----------------------------------+
+ *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | endpoint info (length - 128)      |
+ *     +------------+-----------------+------------+-------------+-------------------+-----------------------------------+
+ *     ticket and its proof are zeros unless the client holds a ticket this server gave it (below)
  * server -> client (REPLY), only once a valid HELLO is in (a client that sent anything else,
- * or too little, hears nothing at all); the server has created nothing for the client yet:
- *     +-----------+-------------+------------+-----------------+------------+------------+-----------------------+
- *     | magic (4) | version (4) | length (4) | public key (32) | nonce (32) | proof (32) | identity (length - 96)|
- *     +-----------+-------------+------------+-----------------+------------+------------+-----------------------+
- * client -> server:
+ * or too little, hears nothing at all):
+ *     +-----------+-------------+------------+----------+-----------------+------------+------------+-----------------------+
+ *     | magic (4) | version (4) | length (4) | mode (1) | public key (32) | nonce (32) | proof (32) | identity (length - 97)|
+ *     +-----------+-------------+------------+----------+-----------------+------------+------------+-----------------------+
+ *   mode CHALLENGE: the server has created nothing for the client yet; client -> server:
  *     +------------+
  *     | proof (32) |
  *     +------------+
- * server -> client (INFO), once the proof was right and the server's endpoint is created:
- *     +------------+------------------------------------+------------+
- *     | length (4) | endpoint info (length bytes)       | MAC (32)   |
- *     +------------+------------------------------------+------------+
+ *   mode RESUMED: the ticket proved the client; the INFO follows the REPLY in the same write.
+ * server -> client (INFO), once the client is proved and the server's endpoint is created:
+ *     +------------+------------------------------------+-----------------+------------+
+ *     | length (4) | endpoint info (length bytes)       | next ticket (32)| MAC (32)   |
+ *     +------------+------------------------------------+-----------------+------------+
  * then both connect their endpoints at once (a transport may need the client's connect to
  * finish the server's, when the client cannot be reached first), and
  * server -> client, once its endpoint is connected:               CONNECTED (1 byte, value 1)
  * client -> server, once its endpoint and the server's are:       CONNECTED (1 byte, value 1)
- * so neither side sends data before the other side's endpoint admits it.
+ * so neither side sends data before the other side's endpoint admits it (the server's socket
+ * may reach accept before the client's CONNECTED: its sends wait for it, {@link UnconfirmedChannel}).
  * </pre>
  *
  * <p>The public key is the sending process's X25519 key ({@link org.aldeia.core.spi.PeerKeys});
  * the nonce, 32 fresh random bytes; the identity, who the server is to the transport
  * ({@link org.aldeia.core.spi.Transport#identity}). The pair key comes from the transport
  * ({@link org.aldeia.core.spi.Transport#pairKey}); each proof is a MAC with it of everything
- * sent before, and the INFO's MAC covers that and the info ({@link BootstrapKeys}), so no side
- * can be impersonated or replayed without the key. The endpoint info is the transport's
+ * sent before, and the INFO's MAC covers that, the info and the next ticket ({@link BootstrapKeys}),
+ * so no side can be impersonated or replayed without the key. The endpoint info is the transport's
  * ({@link org.aldeia.core.spi.Endpoint}), at most {@link #MAX_INFO_LENGTH} bytes, the identity
  * at most {@link #MAX_IDENTITY_LENGTH}: every length is checked before anything is allocated.
+ *
+ * <p>A ticket saves the CHALLENGE round trip of the next connection between the same two
+ * processes, as a session ticket resumes TLS: 32 random bytes the server issued in an INFO, which
+ * it accepts once ({@link ServerTickets}) from the client it issued them to, with the HELLO's
+ * ticket proof (a MAC with the pair key of the whole HELLO, {@link BootstrapKeys#ticketProof}). A
+ * replayed HELLO finds its ticket spent; a ticket the server does not know (spent, expired,
+ * another process on the port) gets the CHALLENGE, as a HELLO without one.
  */
 final class BootstrapProtocol {
 
     /** "ALDE". */
     static final int MAGIC = 0x414C4445;
-    /** 3: nothing is created for a client before its proof (2 answered the HELLO with the endpoint info). */
-    static final int VERSION = 3;
+    /** 4: a ticket resumes a known pair in one round trip (3: every client answered a challenge). */
+    static final int VERSION = 4;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
+    static final int TICKET_BYTES = 32;
     static final int PROOF_BYTES = 32;
     static final int CONNECTED = 1;
+    /** REPLY modes: the client must prove the key now, or its ticket did. */
+    static final byte CHALLENGE = 0;
+    static final byte RESUMED = 1;
     /** Connection information is a few dozen bytes; anything bigger is garbage. */
     static final int MAX_INFO_LENGTH = 4096;
     /** An identity is a few bytes (VAPI: 4). */
     static final int MAX_IDENTITY_LENGTH = 64;
-    static final int HELLO_FIXED = KEY_BYTES + NONCE_BYTES;
+    private static final int TICKET_OFFSET = KEY_BYTES + NONCE_BYTES;
+    private static final int TICKET_PROOF_OFFSET = TICKET_OFFSET + TICKET_BYTES;
+    static final int HELLO_FIXED = TICKET_PROOF_OFFSET + PROOF_BYTES;
     static final int MAX_HELLO_LENGTH = HELLO_FIXED + MAX_INFO_LENGTH;
-    static final int REPLY_FIXED = KEY_BYTES + NONCE_BYTES + PROOF_BYTES;
+    static final int REPLY_FIXED = 1 + KEY_BYTES + NONCE_BYTES + PROOF_BYTES;
     static final int MAX_REPLY_LENGTH = REPLY_FIXED + MAX_IDENTITY_LENGTH;
     /** The client's own bound on each wait for the server. */
     static final int CLIENT_TIMEOUT_MILLIS = 30_000;
@@ -91,9 +107,15 @@ final class BootstrapProtocol {
         return length >= HELLO_FIXED && length <= MAX_HELLO_LENGTH;
     }
 
-    /** A HELLO body (public key, nonce, endpoint info), or what a reply's proof covers (public key, nonce, identity). */
-    static byte[] body(byte[] publicKey, byte[] nonce, byte[] infoOrIdentity) {
-        return ByteBuffer.allocate(HELLO_FIXED + infoOrIdentity.length).put(publicKey).put(nonce).put(infoOrIdentity).array();
+    /** A HELLO body without a ticket: public key, nonce, zeros, endpoint info. */
+    static byte[] body(byte[] publicKey, byte[] nonce, byte[] info) {
+        return helloBody(publicKey, nonce, new byte[TICKET_BYTES], new byte[PROOF_BYTES], info);
+    }
+
+    /** A HELLO body: public key, nonce, ticket, the ticket's proof, endpoint info. */
+    static byte[] helloBody(byte[] publicKey, byte[] nonce, byte[] ticket, byte[] ticketProof, byte[] info) {
+        return ByteBuffer.allocate(HELLO_FIXED + info.length).put(publicKey).put(nonce).put(ticket).put(ticketProof)
+                .put(info).array();
     }
 
     /** The public key at the start of a HELLO body (of a valid length). */
@@ -101,37 +123,65 @@ final class BootstrapProtocol {
         return Arrays.copyOf(body, KEY_BYTES);
     }
 
-    /** The endpoint info after the public key and nonce of a HELLO body. */
+    /** The ticket of a HELLO body: zeros when the client has none. */
+    static byte[] ticket(byte[] body) {
+        return Arrays.copyOfRange(body, TICKET_OFFSET, TICKET_PROOF_OFFSET);
+    }
+
+    static byte[] ticketProof(byte[] body) {
+        return Arrays.copyOfRange(body, TICKET_PROOF_OFFSET, HELLO_FIXED);
+    }
+
+    /** What a ticket's proof covers: the HELLO body with zeros in place of that proof. */
+    static byte[] withoutTicketProof(byte[] body) {
+        byte[] covered = body.clone();
+        Arrays.fill(covered, TICKET_PROOF_OFFSET, HELLO_FIXED, (byte) 0);
+        return covered;
+    }
+
+    /** The endpoint info after the fixed part of a HELLO body. */
     static byte[] info(byte[] body) {
         return Arrays.copyOfRange(body, HELLO_FIXED, body.length);
     }
 
-    /** The whole reply: magic, version, length, public key, nonce, proof, identity. */
-    static ByteBuffer reply(byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
-        int length = REPLY_FIXED + identity.length;
-        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + length).putInt(MAGIC).putInt(VERSION).putInt(length)
-                .put(publicKey).put(nonce).put(proof).put(identity).flip();
+    /** What a reply's proof covers: mode, public key, nonce, identity. */
+    static byte[] replyCovered(byte mode, byte[] publicKey, byte[] nonce, byte[] identity) {
+        return ByteBuffer.allocate(1 + KEY_BYTES + NONCE_BYTES + identity.length).put(mode).put(publicKey).put(nonce)
+                .put(identity).array();
     }
 
-    /** The whole INFO: length, endpoint info, MAC. */
-    static ByteBuffer serverInfo(byte[] info, byte[] mac) {
-        return ByteBuffer.allocate(Integer.BYTES + info.length + PROOF_BYTES).putInt(info.length).put(info).put(mac).flip();
+    /** The whole reply: magic, version, length, mode, public key, nonce, proof, identity. */
+    static ByteBuffer reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
+        int length = REPLY_FIXED + identity.length;
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + length).putInt(MAGIC).putInt(VERSION).putInt(length)
+                .put(mode).put(publicKey).put(nonce).put(proof).put(identity).flip();
+    }
+
+    /** The whole INFO: length, endpoint info, next ticket, MAC. */
+    static ByteBuffer serverInfo(byte[] info, byte[] ticket, byte[] mac) {
+        return ByteBuffer.allocate(Integer.BYTES + info.length + TICKET_BYTES + PROOF_BYTES).putInt(info.length).put(info)
+                .put(ticket).put(mac).flip();
     }
 
     /** A server's reply body (after magic, version and length), taken apart. */
-    record Reply(byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
+    record Reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
 
         static Reply parse(byte[] body, String peerName) throws IOException {
             if (body.length < REPLY_FIXED) {
                 throw new IOException(peerName + " sent a bootstrap reply of " + body.length + " bytes, too short");
             }
-            return new Reply(Arrays.copyOf(body, KEY_BYTES), Arrays.copyOfRange(body, KEY_BYTES, HELLO_FIXED),
-                    Arrays.copyOfRange(body, HELLO_FIXED, REPLY_FIXED), Arrays.copyOfRange(body, REPLY_FIXED, body.length));
+            byte mode = body[0];
+            if (mode != CHALLENGE && mode != RESUMED) {
+                throw new IOException(peerName + " sent a bootstrap reply of unknown mode " + mode);
+            }
+            int key = 1, nonce = key + KEY_BYTES, proof = nonce + NONCE_BYTES;
+            return new Reply(mode, Arrays.copyOfRange(body, key, nonce), Arrays.copyOfRange(body, nonce, proof),
+                    Arrays.copyOfRange(body, proof, REPLY_FIXED), Arrays.copyOfRange(body, REPLY_FIXED, body.length));
         }
 
         /** What the server's proof covers. */
         byte[] covered() {
-            return body(publicKey, nonce, identity);
+            return replyCovered(mode, publicKey, nonce, identity);
         }
     }
 }

@@ -19,14 +19,15 @@ import org.aldeia.core.spi.Transport;
 /**
  * The client side of the bootstrap ({@link BootstrapProtocol}), in the connecting thread, over
  * a TCP connection already established (step 1), for an endpoint already created (step 2):
- * sends its start and HELLO, checks the server's
- * reply and proof, proves itself, takes the server's connection information (vouched for by the
- * pair's key), connects its endpoint, waits for the server's to be connected and confirms. Every
- * wait is bounded.
+ * sends its start and HELLO (with a ticket from this server, when it holds one), checks the
+ * server's reply and proof, proves itself unless the ticket did, takes the server's connection
+ * information and next ticket (vouched for by the pair's key), connects its endpoint, waits for
+ * the server's to be connected and confirms. Every wait is bounded.
  */
 final class ClientBootstrap {
 
     private final SocketChannel bootstrap;
+    private final InetSocketAddress server;
     private final String peerName;
     private final int timeoutMillis;
     private final DataOutputStream out;
@@ -35,8 +36,8 @@ final class ClientBootstrap {
     private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis) throws IOException {
         this.bootstrap = bootstrap;
         this.timeoutMillis = timeoutMillis;
-        InetSocketAddress peer = (InetSocketAddress) bootstrap.getRemoteAddress();
-        this.peerName = "server at " + AddressText.of(peer);
+        this.server = (InetSocketAddress) bootstrap.getRemoteAddress();
+        this.peerName = "server at " + AddressText.of(server);
         Socket socket = bootstrap.socket();
         socket.setSoTimeout(timeoutMillis);
         socket.setTcpNoDelay(true);
@@ -70,21 +71,37 @@ final class ClientBootstrap {
         try {
             // The start and the HELLO in one segment: each write to the server costs a wake-up
             // of its selector.
-            byte[] hello = BootstrapProtocol.body(transport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
+            ClientTickets.Ticket ticket = ClientTickets.PROCESS.take(server, transport.publicKey());
+            byte[] ticketKey = ticket == null ? null : transport.pairKey(ticket.serverIdentity(), ticket.serverPublicKey());
+            byte[] hello = hello(transport, endpoint, ticket, ticketKey);
             write(BootstrapProtocol.startAndHello(hello).array());
             BootstrapProtocol.Reply reply = readReply();
             byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
-            byte[] key = transport.pairKey(reply.identity(), reply.publicKey());
+            byte[] key;
+            if (reply.mode() == BootstrapProtocol.RESUMED) {
+                if (ticket == null || !Arrays.equals(ticket.serverIdentity(), reply.identity())
+                        || !Arrays.equals(ticket.serverPublicKey(), reply.publicKey())) {
+                    throw new IOException(peerName + " resumed a connection with a ticket this client did not send");
+                }
+                key = ticketKey;
+            } else {
+                if (ticket != null) {
+                    ClientTickets.PROCESS.forget(server, transport.publicKey()); // not its tickets: another process, or it forgot them
+                }
+                key = transport.pairKey(reply.identity(), reply.publicKey());
+            }
             if (!BootstrapKeys.verify(key, BootstrapKeys.SERVER, transcript, reply.proof())) {
                 throw new IOException(peerName + " failed to prove it holds the key of this pair of processes: "
                         + "it is not the process it claims to be");
             }
-            write(BootstrapKeys.proof(key, BootstrapKeys.CLIENT, transcript));
-            byte[] info = readServerInfo(key, transcript);
+            if (reply.mode() == BootstrapProtocol.CHALLENGE) {
+                write(BootstrapKeys.proof(key, BootstrapKeys.CLIENT, transcript));
+            }
+            byte[] info = readServerInfo(key, transcript, reply, transport.publicKey());
             if (!Arrays.equals(transport.identityOf(info), reply.identity())) {
                 throw new IOException(peerName + " sent connection information of another process than it proved to be");
             }
-            channel = endpoint.connect(info, ((InetSocketAddress) bootstrap.getRemoteAddress()).getAddress(), key);
+            channel = endpoint.connect(info, server.getAddress(), key);
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(endpoint, e);
             throw e;
@@ -125,18 +142,37 @@ final class ClientBootstrap {
         return BootstrapProtocol.Reply.parse(readFully(length, what), peerName);
     }
 
-    /** The server's INFO: its endpoint's information, which it must have MACed with the pair key. */
-    private byte[] readServerInfo(byte[] key, byte[] transcript) throws IOException {
+    /** A HELLO body: with {@code ticket} and its proof under {@code ticketKey}, when there is one. */
+    private static byte[] hello(Transport transport, Endpoint endpoint, ClientTickets.Ticket ticket, byte[] ticketKey)
+            throws IOException {
+        byte[] publicKey = transport.publicKey(), nonce = BootstrapKeys.nonce(), info = endpoint.localInfo();
+        if (ticket == null) {
+            return BootstrapProtocol.body(publicKey, nonce, info);
+        }
+        byte[] unproved = BootstrapProtocol.helloBody(publicKey, nonce, ticket.ticket(),
+                new byte[BootstrapProtocol.PROOF_BYTES], info);
+        return BootstrapProtocol.helloBody(publicKey, nonce, ticket.ticket(), BootstrapKeys.ticketProof(ticketKey, unproved),
+                info);
+    }
+
+    /**
+     * The server's INFO: its endpoint's information and a ticket for the next connection, which
+     * it must have MACed with the pair key; the ticket is kept for this server's address.
+     */
+    private byte[] readServerInfo(byte[] key, byte[] transcript, BootstrapProtocol.Reply reply, byte[] ourPublicKey)
+            throws IOException {
         String what = "its connection information";
         int length = read(in::readInt, what);
         if (length < 0 || length > BootstrapProtocol.MAX_INFO_LENGTH) {
             throw new IOException(peerName + " sent an invalid connection information length " + length);
         }
         byte[] info = readFully(length, what);
+        byte[] ticket = readFully(BootstrapProtocol.TICKET_BYTES, what);
         byte[] mac = readFully(BootstrapProtocol.PROOF_BYTES, what);
-        if (!BootstrapKeys.verifyInfo(key, transcript, info, mac)) {
+        if (!BootstrapKeys.verifyInfo(key, transcript, info, ticket, mac)) {
             throw new IOException(peerName + " sent connection information that the pair's key does not vouch for");
         }
+        ClientTickets.PROCESS.put(server, ourPublicKey, new ClientTickets.Ticket(ticket, reply.identity(), reply.publicKey()));
         return info;
     }
 

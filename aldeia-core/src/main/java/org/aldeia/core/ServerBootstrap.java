@@ -14,19 +14,45 @@ import org.aldeia.core.spi.Transport;
  * arrived: the steps that cost something, each called once, in order. The bytes are read and
  * written by {@link BootstrapAcceptor}'s selector; {@link #prove}, {@link #create} and
  * {@link #connect} run on its workers. A client that has not proved itself costs a key agreement
- * and nothing else: the endpoint is created only once its proof was right.
+ * and nothing else: the endpoint is created only once its proof (or its ticket's) was right.
  */
 final class ServerBootstrap {
 
     private final String peerName;
+    private final ServerTickets tickets;
+    private byte[] clientPublicKey;
     private byte[] transcript;
+    /** A RESUMED reply, written with the INFO. */
+    private ByteBuffer resumedReply;
     private byte[] key;
     private byte[] clientInfo;
     private Endpoint endpoint;
     private Channel channel;
 
-    ServerBootstrap(String peerName) {
+    ServerBootstrap(String peerName, ServerTickets tickets) {
         this.peerName = peerName;
+        this.tickets = tickets;
+    }
+
+    /**
+     * Whether the HELLO's ticket proves the client: one of ours, unspent, issued to this client,
+     * with a right proof. It is then spent, and the RESUMED reply goes out with the INFO
+     * ({@link #create}). False for a HELLO without a ticket, or with one that proves nothing: the
+     * client gets the challenge ({@link #prove}). Only for a pair whose key the transport knows
+     * already (a few HMACs, no key agreement).
+     */
+    boolean resume(Transport transport, byte[] helloBody) throws IOException {
+        byte[] ticket = BootstrapProtocol.ticket(helloBody), publicKey = BootstrapProtocol.publicKey(helloBody);
+        if (!tickets.valid(ticket, publicKey)) {
+            return false;
+        }
+        byte[] info = BootstrapProtocol.info(helloBody);
+        byte[] pairKey = transport.pairKey(transport.identityOf(info), publicKey);
+        if (!BootstrapKeys.verifyTicketProof(pairKey, helloBody) || !tickets.take(ticket, publicKey)) {
+            return false;
+        }
+        resumedReply = reply(transport, helloBody, BootstrapProtocol.RESUMED);
+        return true;
     }
 
     /**
@@ -36,12 +62,18 @@ final class ServerBootstrap {
      * @param helloBody the client's HELLO after its length, of a valid length
      */
     ByteBuffer prove(Transport transport, byte[] helloBody) throws IOException {
+        return reply(transport, helloBody, BootstrapProtocol.CHALLENGE);
+    }
+
+    private ByteBuffer reply(Transport transport, byte[] helloBody, byte mode) throws IOException {
         clientInfo = BootstrapProtocol.info(helloBody);
+        clientPublicKey = BootstrapProtocol.publicKey(helloBody);
         byte[] identity = transport.identity();
-        key = transport.pairKey(transport.identityOf(clientInfo), BootstrapProtocol.publicKey(helloBody));
+        key = transport.pairKey(transport.identityOf(clientInfo), clientPublicKey);
         byte[] ours = transport.publicKey(), nonce = BootstrapKeys.nonce();
-        transcript = BootstrapKeys.transcript(helloBody, BootstrapProtocol.body(ours, nonce, identity));
-        return BootstrapProtocol.reply(ours, nonce, BootstrapKeys.proof(key, BootstrapKeys.SERVER, transcript), identity);
+        transcript = BootstrapKeys.transcript(helloBody, BootstrapProtocol.replyCovered(mode, ours, nonce, identity));
+        return BootstrapProtocol.reply(mode, ours, nonce, BootstrapKeys.proof(key, BootstrapKeys.SERVER, transcript),
+                identity);
     }
 
     /** Checks the client's proof: it holds the pair's key, so it is the process it claims to be. */
@@ -52,8 +84,9 @@ final class ServerBootstrap {
     }
 
     /**
-     * Creates the endpoint (step 2) and makes the INFO that tells the client its information,
-     * vouched for by the pair key.
+     * Creates the endpoint (step 2) and makes the INFO that tells the client its information
+     * and gives it a ticket for its next connection, vouched for by the pair key; after a
+     * resumed HELLO, the reply goes in front of it.
      *
      * @param localAddress where the client's connection arrived: a listener the client needs is
      *     opened there
@@ -61,8 +94,12 @@ final class ServerBootstrap {
     ByteBuffer create(Transport transport, int socketId, EndpointSizes sizes, InetAddress localAddress)
             throws IOException {
         endpoint = transport.createEndpoint(socketId, sizes);
-        byte[] info = endpoint.localInfo(clientInfo, localAddress);
-        return BootstrapProtocol.serverInfo(info, BootstrapKeys.infoMac(key, transcript, info));
+        byte[] info = endpoint.localInfo(clientInfo, localAddress), ticket = tickets.issue(clientPublicKey);
+        ByteBuffer message = BootstrapProtocol.serverInfo(info, ticket, BootstrapKeys.infoMac(key, transcript, info, ticket));
+        if (resumedReply == null) {
+            return message;
+        }
+        return ByteBuffer.allocate(resumedReply.remaining() + message.remaining()).put(resumedReply).put(message).flip();
     }
 
     /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */

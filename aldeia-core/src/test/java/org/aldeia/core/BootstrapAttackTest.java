@@ -230,7 +230,7 @@ class BootstrapAttackTest {
                         DataInputStream in = new DataInputStream(c.socket().getInputStream());
                         in.readLong(); // start
                         in.readFully(new byte[in.readInt()]);
-                        c.write(BootstrapProtocol.reply(publicKey, BootstrapKeys.nonce(),
+                        c.write(BootstrapProtocol.reply(BootstrapProtocol.CHALLENGE, publicKey, BootstrapKeys.nonce(),
                                 new byte[BootstrapProtocol.PROOF_BYTES], real.identity()));
                         in.read();
                     } catch (IOException e) {

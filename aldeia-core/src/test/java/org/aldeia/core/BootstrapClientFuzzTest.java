@@ -95,7 +95,7 @@ class BootstrapClientFuzzTest extends BootstrapFuzzing {
 
     /** The server's side: the client's start and HELLO, then the script; its channel, if it made one. */
     private Channel serve(int stage, byte[] raw) throws IOException {
-        ServerBootstrap genuine = new ServerBootstrap("the client");
+        ServerBootstrap genuine = new ServerBootstrap("the client", new ServerTickets());
         try (Socket socket = listener.accept()) {
             socket.setSoTimeout(5000);
             DataInputStream in = new DataInputStream(socket.getInputStream());

@@ -114,10 +114,19 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
             socket.shutdownOutput();
             byte[] rest = readUntilClosed(in);
             checkWhatTheServerSaid(stage, raw, rest);
-            boolean confirmed = stage == 3 && raw.length > 0 && raw[0] == BootstrapProtocol.CONNECTED;
-            if (confirmed) {
+            if (stage == 3) { // accept has the socket since our endpoint connected; it works once we confirm
                 try (BootstrapAcceptor.Prepared accepted = acceptor.accept(5000)) {
-                    assertInstanceOf(BootstrapAcceptor.AldeiaClient.class, accepted);
+                    AldeiaSocket server = assertInstanceOf(BootstrapAcceptor.AldeiaClient.class, accepted).socket();
+                    if (raw.length > 0 && raw[0] == BootstrapProtocol.CONNECTED) {
+                        server.getOutputStream().write(7);
+                        server.getOutputStream().flush();
+                        byte[] b = new byte[1];
+                        assertEquals(1, channel.read(b, 0, 1));
+                        assertEquals(7, b[0]);
+                    } else {
+                        assertThrows(IOException.class, () -> server.getOutputStream().write(7),
+                                "a socket whose client never confirmed still sends");
+                    }
                 }
             }
         } finally {
@@ -145,10 +154,12 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
     private static byte[] readServerInfo(DataInputStream in, byte[] key, byte[] transcript) throws IOException {
         int length = in.readInt();
         assertTrue(length >= 0 && length <= BootstrapProtocol.MAX_INFO_LENGTH, "INFO length " + length);
-        byte[] info = new byte[length], mac = new byte[BootstrapProtocol.PROOF_BYTES];
+        byte[] info = new byte[length], ticket = new byte[BootstrapProtocol.TICKET_BYTES];
+        byte[] mac = new byte[BootstrapProtocol.PROOF_BYTES];
         in.readFully(info);
+        in.readFully(ticket);
         in.readFully(mac);
-        assertTrue(BootstrapKeys.verifyInfo(key, transcript, info, mac), "the server's INFO does not carry the key's MAC");
+        assertTrue(BootstrapKeys.verifyInfo(key, transcript, info, ticket, mac), "the server's INFO does not carry the key's MAC");
         return info;
     }
 
