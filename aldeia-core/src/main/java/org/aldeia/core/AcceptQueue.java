@@ -86,6 +86,17 @@ final class AcceptQueue<T extends Closeable> {
         }
     }
 
+    /**
+     * Takes back {@code connection} if accept has not taken it yet (it failed while waiting
+     * there), closes it and frees its slot: accept never returns a connection known dead.
+     */
+    void withdraw(T connection) {
+        if (prepared.remove(Optional.of(connection))) {
+            closeQuietly(connection);
+            onTaken.run();
+        }
+    }
+
     /** Closes the connections not accepted and wakes every waiter with a SocketException. */
     void close() {
         closed = true;

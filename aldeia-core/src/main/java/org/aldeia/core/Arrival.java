@@ -54,6 +54,8 @@ final class Arrival {
     boolean slotHeld;
     /** Whether the client proved the pair's key: from then on a failure is worth a warning. */
     boolean proved;
+    /** Proved by its ticket: its endpoint is made on the selector thread ({@link BootstrapAcceptor}). */
+    boolean resumed;
     /** Closed or pushed out: work queued for it is skipped (read by the workers). */
     volatile boolean abandoned;
     ServerBootstrap server;

@@ -3,6 +3,7 @@ package org.aldeia.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataInputStream;
 import java.io.IOException;
@@ -11,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import org.aldeia.core.memory.InMemoryTransportProvider;
+import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;
@@ -74,8 +76,12 @@ class BootstrapTicketTest {
         return BootstrapProtocol.helloBody(from.publicKey(), nonce, ticket.ticket(), proof, info);
     }
 
-    /** Sends the start and {@code hello} on a fresh connection; returns the mode of the server's reply. */
-    private byte sendHello(byte[] hello) throws IOException {
+    /**
+     * Sends the start and {@code hello} on a fresh connection and returns the mode of the
+     * server's reply; a RESUMED connection is carried through as a client does (the INFO and its
+     * MAC checked, {@code endpoint} connected with {@code key}, CONNECTED both ways) and accepted.
+     */
+    private byte sendHello(byte[] hello, Endpoint endpoint, byte[] key) throws IOException {
         try (SocketChannel raw = SocketChannel.open(address())) {
             raw.write(BootstrapProtocol.startAndHello(hello));
             raw.socket().setSoTimeout(5000);
@@ -84,8 +90,28 @@ class BootstrapTicketTest {
             assertEquals(BootstrapProtocol.VERSION, in.readInt());
             byte[] body = new byte[in.readInt()];
             in.readFully(body);
-            return BootstrapProtocol.Reply.parse(body, "the server").mode();
+            BootstrapProtocol.Reply reply = BootstrapProtocol.Reply.parse(body, "the server");
+            if (reply.mode() == BootstrapProtocol.RESUMED) {
+                byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
+                assertTrue(BootstrapKeys.verify(key, BootstrapKeys.SERVER, transcript, reply.proof()));
+                byte[] info = new byte[in.readInt()], next = new byte[BootstrapProtocol.TICKET_BYTES];
+                byte[] mac = new byte[BootstrapProtocol.PROOF_BYTES];
+                in.readFully(info);
+                in.readFully(next);
+                in.readFully(mac);
+                assertTrue(BootstrapKeys.verifyInfo(key, transcript, info, next, mac), "the INFO's MAC");
+                try (Channel channel = endpoint.connect(info, InetAddress.getLoopbackAddress(), key)) {
+                    assertEquals(BootstrapProtocol.CONNECTED, in.read());
+                    raw.write(ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED}));
+                    listener.accept().close();
+                }
+            }
+            return reply.mode();
         }
+    }
+
+    private static byte[] keyOf(Transport transport, ClientTickets.Ticket ticket) throws IOException {
+        return transport.pairKey(ticket.serverIdentity(), ticket.serverPublicKey());
     }
 
     private ClientTickets.Ticket takeTicket(AldeiaEnvironment of) throws IOException {
@@ -111,9 +137,10 @@ class BootstrapTicketTest {
         Transport transport = client.transport();
         try (Endpoint endpoint = transport.createEndpoint(0, SIZES)) {
             byte[] hello = helloWith(transport, endpoint, ticket, null);
-            assertEquals(BootstrapProtocol.RESUMED, sendHello(hello), "a genuine ticket resumes");
+            assertEquals(BootstrapProtocol.RESUMED, sendHello(hello, endpoint, keyOf(transport, ticket)),
+                    "a genuine ticket resumes");
             int endpoints = InMemoryTransportProvider.openEndpoints();
-            assertEquals(BootstrapProtocol.CHALLENGE, sendHello(hello), "the same HELLO again");
+            assertEquals(BootstrapProtocol.CHALLENGE, sendHello(hello, endpoint, null), "the same HELLO again");
             assertEquals(endpoints, InMemoryTransportProvider.openEndpoints(), "a replayed HELLO cost an endpoint");
         }
         legitimateExchange(client);
@@ -127,8 +154,9 @@ class BootstrapTicketTest {
         try (Endpoint endpoint = transport.createEndpoint(0, SIZES)) {
             byte[] forged = new byte[BootstrapProtocol.PROOF_BYTES];
             forged[0] = 1;
-            assertEquals(BootstrapProtocol.CHALLENGE, sendHello(helloWith(transport, endpoint, ticket, forged)));
-            assertEquals(BootstrapProtocol.RESUMED, sendHello(helloWith(transport, endpoint, ticket, null)),
+            assertEquals(BootstrapProtocol.CHALLENGE, sendHello(helloWith(transport, endpoint, ticket, forged), endpoint, null));
+            assertEquals(BootstrapProtocol.RESUMED,
+                    sendHello(helloWith(transport, endpoint, ticket, null), endpoint, keyOf(transport, ticket)),
                     "an attacker who saw the ticket spent it without the key");
         }
     }
@@ -141,12 +169,13 @@ class BootstrapTicketTest {
             legitimateExchange(other); // so that the server knows this process's key: a ticket is its only lack
             Transport thief = other.transport();
             try (Endpoint endpoint = thief.createEndpoint(0, SIZES)) {
-                assertEquals(BootstrapProtocol.CHALLENGE, sendHello(helloWith(thief, endpoint, stolen, null)));
+                assertEquals(BootstrapProtocol.CHALLENGE, sendHello(helloWith(thief, endpoint, stolen, null), endpoint, null));
             }
         }
         Transport transport = client.transport();
         try (Endpoint endpoint = transport.createEndpoint(0, SIZES)) {
-            assertEquals(BootstrapProtocol.RESUMED, sendHello(helloWith(transport, endpoint, stolen, null)));
+            assertEquals(BootstrapProtocol.RESUMED,
+                    sendHello(helloWith(transport, endpoint, stolen, null), endpoint, keyOf(transport, stolen)));
         }
     }
 
