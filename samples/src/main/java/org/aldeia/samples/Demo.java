@@ -34,10 +34,11 @@ public final class Demo {
     private static final List<SocketKind> KINDS = List.of(SocketKind.ALDEIA, SocketKind.JDK);
 
     static final String USAGE = String.join("\n",
-            "usage: Demo [--iterations 100] [--warmup 10] [--jit-warmup-ms 500] [--max-exponent 6] [--runs 100]",
+            "usage: Demo [--iterations 1000] [--warmup 100] [--jit-warmup-ms 500] [--max-exponent 6] [--runs 1000]",
             "            [--big-runs 10]",
             "  ping-pong: --iterations timed round trips per size after --warmup untimed ones;",
-            "  serialization: int[] of 10^1 .. 10^max-exponent (7 at most), --runs each, --big-runs from 10^6.");
+            "  serialization: int[] of 10^1 .. 10^max-exponent (7 at most), --runs each (--big-runs from 10^6)",
+            "  after --warmup untimed ones.");
 
     private Demo() {
     }
@@ -52,16 +53,21 @@ public final class Demo {
         if (arguments.role() != null) {
             throw new IllegalArgumentException("unexpected argument '" + arguments.role() + "'");
         }
+        // Means over 1000 timed repetitions after 100 untimed ones: with 100 and 10, one size in
+        // a sweep could show 5-10x its neighbours from a few slow round trips (a wake-up missed,
+        // the JIT compiling on the other core), and the first serialization sizes ran interpreted.
+        String warmup = String.valueOf(arguments.integer("warmup", 100, 0));
         List<String> pingPongOptions = List.of(
                 "--sizes", SWEEP, "--large", join(HEADLINE_SIZES),
-                "--iterations", String.valueOf(arguments.integer("iterations", 100, 1)),
-                "--warmup", String.valueOf(arguments.integer("warmup", 10, 0)),
+                "--iterations", String.valueOf(arguments.integer("iterations", 1000, 1)),
+                "--warmup", warmup,
                 "--jit-warmup-ms", String.valueOf(arguments.integer("jit-warmup-ms",
                         PingPong.DEFAULT_JIT_WARMUP_MILLIS, 0)));
         List<String> serializationOptions = List.of(
                 "--max-exponent", String.valueOf(arguments.integer("max-exponent", Serialization.BIG_EXPONENT, 1)),
-                "--runs", String.valueOf(arguments.integer("runs", 100, 1)),
-                "--big-runs", String.valueOf(arguments.integer("big-runs", 10, 1)));
+                "--runs", String.valueOf(arguments.integer("runs", 1000, 1)),
+                "--big-runs", String.valueOf(arguments.integer("big-runs", 10, 1)),
+                "--warmup", warmup);
 
         String configuration = System.getProperty("aldeia.configuration");
         out.println("Aldeia demo: every benchmark runs its server and its client in two JVMs on this machine,");
