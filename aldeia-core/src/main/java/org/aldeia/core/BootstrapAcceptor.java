@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  * newcomer (a client of Aldeia proves itself within two round trips, or in its HELLO with a
  * ticket ({@link ServerTickets}), so only the silent, the slow and the strangers are). Creating
  * and connecting an endpoint, the costly steps, happen only for a client that proved itself, on
- * a few worker threads, which end when idle; the worker writes the INFO and our CONNECTED itself
+ * a few worker threads, which end when idle (on this thread for a client its ticket proved: see
+ * {@link #here}); the worker writes the INFO and our CONNECTED itself
  * and hands the socket to accept, whose sends wait for the client's CONNECTED
  * ({@link UnconfirmedChannel}). At most {@code backlog} proved clients are being connected or
  * prepared and not accepted; the next ones wait for a slot. Closing frees the port at once; the
@@ -579,8 +580,8 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     /**
-     * On a worker: connects the endpoint, writes what it can of our CONNECTED and hands the
-     * socket to accept at once, as a kernel hands a TCP connection whose handshake is done: the
+     * On a worker (or this thread, {@link #here}): connects the endpoint, writes what it can of
+     * our CONNECTED and hands the socket to accept at once, as a kernel hands a TCP connection whose handshake is done: the
      * application's accept wakes up while the client connects its side. Until the client's
      * CONNECTED (or its first byte) the socket's sends wait ({@link UnconfirmedChannel}); the
      * client's slot goes with the socket into the queue.
@@ -768,7 +769,8 @@ final class BootstrapAcceptor implements Closeable {
         }
         try {
             if (!listenerClosed.await(5, TimeUnit.SECONDS)) {
-                LOG.warn("Aldeia accept on {}: the listener was not closed within 5 s", name);
+                LOG.warn("Aldeia accept on {}: its loop did not close the listener within 5 s; closed here", name);
+                AcceptQueue.closeQuietly(listener);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

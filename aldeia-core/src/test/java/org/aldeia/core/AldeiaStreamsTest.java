@@ -309,7 +309,7 @@ class AldeiaStreamsTest extends InMemoryEnvironmentTest {
         Pair pair = TestEnvironments.connect(environment);
         assertEquals(before + 2, InMemoryTransportProvider.openEndpoints());
         pair.close();
-        assertEquals(before, InMemoryTransportProvider.openEndpoints());
+        TestEnvironments.awaitOpenEndpoints(before);
     }
 
     @Test

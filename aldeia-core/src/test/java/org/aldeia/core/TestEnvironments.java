@@ -1,5 +1,7 @@
 package org.aldeia.core;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -65,6 +67,19 @@ final class TestEnvironments {
         AldeiaSocket client = new AldeiaSocket(environment);
         client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), listener.getLocalPort()), 5000);
         return new Pair(client, accepted.get(10, TimeUnit.SECONDS));
+    }
+
+    /**
+     * Waits (5 s at most) until {@code expected} in-memory endpoints and channels are open: a
+     * server socket closed before its client's CONNECTED was read releases its channel once it
+     * is ({@link UnconfirmedChannel}), a moment after close() returned.
+     */
+    static void awaitOpenEndpoints(int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (InMemoryTransportProvider.openEndpoints() != expected && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(expected, InMemoryTransportProvider.openEndpoints(), "in-memory endpoints and channels open");
     }
 
     /** accept() on its own thread; the future fails with what accept threw. */
