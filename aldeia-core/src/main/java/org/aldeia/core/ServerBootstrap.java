@@ -42,13 +42,12 @@ final class ServerBootstrap {
      * already (a few HMACs, no key agreement).
      */
     boolean resume(Transport transport, byte[] helloBody) throws IOException {
-        byte[] ticket = BootstrapProtocol.ticket(helloBody), publicKey = BootstrapProtocol.publicKey(helloBody);
-        if (!tickets.valid(ticket, publicKey)) {
+        byte[] ticket = BootstrapProtocol.ticket(helloBody);
+        if (!tickets.valid(ticket, BootstrapProtocol.publicKey(helloBody))) {
             return false;
         }
-        byte[] info = BootstrapProtocol.info(helloBody);
-        byte[] pairKey = transport.pairKey(transport.identityOf(info), publicKey);
-        if (!BootstrapKeys.verifyTicketProof(pairKey, helloBody) || !tickets.take(ticket, publicKey)) {
+        takePairKey(transport, helloBody);
+        if (!BootstrapKeys.verifyTicketProof(key, helloBody) || !tickets.take(ticket, clientPublicKey)) {
             return false;
         }
         resumedReply = reply(transport, helloBody, BootstrapProtocol.RESUMED);
@@ -62,14 +61,20 @@ final class ServerBootstrap {
      * @param helloBody the client's HELLO after its length, of a valid length
      */
     ByteBuffer prove(Transport transport, byte[] helloBody) throws IOException {
+        takePairKey(transport, helloBody);
         return reply(transport, helloBody, BootstrapProtocol.CHALLENGE);
     }
 
-    private ByteBuffer reply(Transport transport, byte[] helloBody, byte mode) throws IOException {
+    /** The client's information and public key, and the key of our pair of processes. */
+    private void takePairKey(Transport transport, byte[] helloBody) throws IOException {
         clientInfo = BootstrapProtocol.info(helloBody);
         clientPublicKey = BootstrapProtocol.publicKey(helloBody);
-        byte[] identity = transport.identity();
         key = transport.pairKey(transport.identityOf(clientInfo), clientPublicKey);
+    }
+
+    /** The reply in {@code mode}, with our proof of the pair's key ({@link #takePairKey} first). */
+    private ByteBuffer reply(Transport transport, byte[] helloBody, byte mode) {
+        byte[] identity = transport.identity();
         byte[] ours = transport.publicKey(), nonce = BootstrapKeys.nonce();
         transcript = BootstrapKeys.transcript(helloBody, BootstrapProtocol.replyCovered(mode, ours, nonce, identity));
         return BootstrapProtocol.reply(mode, ours, nonce, BootstrapKeys.proof(key, BootstrapKeys.SERVER, transcript),

@@ -70,11 +70,7 @@ final class UnconfirmedChannel implements Channel {
             pendingClose = null;
             lock.notifyAll();
         }
-        try {
-            channel.abort();
-        } catch (IOException | RuntimeException e) {
-            // the channel is being torn down; its readers see the abort
-        }
+        quietly(channel::abort).run(); // its readers see the abort
     }
 
     /** Waits for the client's confirmation; the acceptor confirms or fails within its step deadline. */
@@ -148,14 +144,14 @@ final class UnconfirmedChannel implements Channel {
     /** The end of stream goes to the client once it can take it; a failed client gets nothing. */
     @Override
     public void close() throws IOException {
-        if (!closeWhenConfirmed(this::closeQuietly)) {
+        if (!closeWhenConfirmed(quietly(channel::close))) {
             channel.close();
         }
     }
 
     @Override
     public void abort() throws IOException {
-        if (!closeWhenConfirmed(this::abortQuietly)) {
+        if (!closeWhenConfirmed(quietly(channel::abort))) {
             channel.abort();
         }
     }
@@ -174,19 +170,19 @@ final class UnconfirmedChannel implements Channel {
         }
     }
 
-    private void closeQuietly() {
-        try {
-            channel.close();
-        } catch (IOException | RuntimeException e) {
-            // a close that was asked for earlier: nobody is left to tell
-        }
+    @FunctionalInterface
+    private interface Release {
+        void run() throws IOException;
     }
 
-    private void abortQuietly() {
-        try {
-            channel.abort();
-        } catch (IOException | RuntimeException e) {
-            // as closeQuietly
-        }
+    /** {@code release} without its failure: it runs late (a close asked for earlier) or for a failed client, nobody to tell. */
+    private static Runnable quietly(Release release) {
+        return () -> {
+            try {
+                release.run();
+            } catch (IOException | RuntimeException e) {
+                // see above
+            }
+        };
     }
 }
