@@ -49,24 +49,27 @@ class QueuePairChannelSendTest {
     }
 
     @Test
-    void hundredBlockWriteIsOnePostWithOnlyTheLastBlockSignalled() throws IOException {
-        try (ChannelPair p = new ChannelPair(1024, 128 * 1024, 16)) {
+    void aWriteIsPostedInPortionsAsItIsCopiedEachEndingSignalled() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 256 * 1024, 16)) {
             clearInvocations(p.vapi);
             p.a.write(random(100 * 1024, 1), 0, 100 * 1024);
-            verify(p.vapi, times(1)).EVAPI_post_sr_list(anyLong(), anyLong(), anyInt(), any());
+            ArgumentCaptor<Integer> counts = ArgumentCaptor.forClass(Integer.class);
+            verify(p.vapi, times(2)).EVAPI_post_sr_list(anyLong(), anyLong(), counts.capture(), any());
+            int perPortion = SendPath.POST_PORTION / 1024;
+            assertEquals(List.of(perPortion, 100 - perPortion), counts.getAllValues());
             List<Posted> posted = p.fake.posted;
             assertEquals(100, posted.size());
             for (int i = 0; i < 100; i++) {
                 assertEquals(1024, posted.get(i).len());
-                assertEquals(i == 99, posted.get(i).signalled(), "block " + i);
+                assertEquals(i == perPortion - 1 || i == 99, posted.get(i).signalled(), "block " + i);
             }
         }
     }
 
     @Test
-    void nativeCallsPerWriteDoNotGrowWithItsSize() throws IOException {
+    void nativeCallsPerWriteGrowByOnePerPortionNotPerBlock() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 1024 * 1024, 16)) {
-            int[] sizes = {1, 200 * 1024, 600 * 1024};
+            int[] sizes = {1, 60 * 1024, 200 * 1024, 600 * 1024};
             int[] calls = new int[sizes.length];
             for (int i = 0; i < sizes.length; i++) {
                 p.a.flush();
@@ -75,8 +78,9 @@ class QueuePairChannelSendTest {
                 calls[i] = mockingDetails(p.vapi).getInvocations().size();
             }
             assertEquals(1, calls[0], "one post while the ring is mostly free");
-            assertEquals(1, calls[1], "one post for 200 blocks");
-            assertEquals(2, calls[2], "one post, and one non-blocking poll once half the ring is in flight");
+            assertEquals(1, calls[1], "one post for 60 blocks");
+            assertEquals(4, calls[2], "a post per 64 KiB portion for 200 blocks");
+            assertEquals(10 + 1, calls[3], "a post per portion, and one non-blocking poll once half the ring is in flight");
         }
     }
 
