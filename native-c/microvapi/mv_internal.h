@@ -167,6 +167,9 @@ int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len);
 int mv_wire_head(const deck_msg_t *msg, struct mv_wire_head *head);
 /* Reads the record at byte *off of buf[0..len) and moves *off past it; -1 if malformed there. */
 int mv_wire_next(const char *buf, uint32_t len, uint32_t *off, const void **data, uint32_t *dlen);
+/* The data bytes of the records of buf[0..len) (a message after its head); -1 when they do not
+ * fill it exactly. 0: records without bytes, an end of stream alone. */
+int64_t mv_wire_payload(const char *buf, uint32_t len);
 
 /* ---- the engine (engine.c): what one process's queue pairs share ------------------------- */
 /* One DECK mailbox per process ("mv-<deck id>") receives for every queue pair, so a queue

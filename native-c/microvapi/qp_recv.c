@@ -106,21 +106,6 @@ static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
     return 0;
 }
 
-/* The payload of the records of buf[0..len); -1 when they do not fill it exactly. */
-static int64_t records_payload(const char *buf, uint32_t len)
-{
-    uint64_t payload = 0;
-    uint32_t off = 0;
-    const void *data;
-    uint32_t dlen;
-    while (off < len) {
-        if (mv_wire_next(buf, len, &off, &data, &dlen))
-            return -1;
-        payload += dlen;
-    }
-    return off == len && len > 0 ? (int64_t)payload : -1;
-}
-
 /* Whether the application took a quarter of the window since the edge we last told the peer;
  * rq.lock held. */
 static int credit_due_locked(const struct mv_qp *qp)
@@ -153,7 +138,7 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
 {
     const char *buf = msg->buf + MV_WIRE_HEAD;
     uint32_t len = (uint32_t)msg->len - MV_WIRE_HEAD;
-    int64_t payload = records_payload(buf, len);
+    int64_t payload = mv_wire_payload(buf, len);
     if (payload < 0) {
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) sent a malformed message", qp->dest_id);
         return;

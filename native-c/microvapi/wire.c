@@ -79,3 +79,17 @@ int mv_wire_next(const char *buf, uint32_t len, uint32_t *off, const void **data
     *off += MV_WIRE_HEADER + (uint32_t)header;
     return 0;
 }
+
+int64_t mv_wire_payload(const char *buf, uint32_t len)
+{
+    uint64_t payload = 0;
+    uint32_t off = 0;
+    const void *data;
+    uint32_t dlen;
+    while (off < len) {
+        if (mv_wire_next(buf, len, &off, &data, &dlen))
+            return -1;
+        payload += dlen;
+    }
+    return off == len && len > 0 ? (int64_t)payload : -1;
+}

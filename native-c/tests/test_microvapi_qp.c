@@ -629,6 +629,70 @@ static int wire_format_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A message for a queue pair that is gone, as when both ends close at once: node 1 plays the
+ * peer with a bare mailbox "mv-1" (node 0's engine knows it: node 0's QP connects to it) and
+ * posts to a queue pair node 0 does not have, first an end of stream alone, then data. As TCP
+ * acknowledges a FIN for a closed connection but resets data, only the data gets a reset back. */
+static int gone_qp_node(int id, int n, void *arg)
+{
+    (void)n; (void)arg;
+    struct mv_head { uint32_t dest_qp, src_qp, credit, kind; };
+    const uint32_t gone_qp = 0x7777, eos_from = 111, data_from = 222;
+    if (id == 0) {
+        struct conn c;
+        deck_mbox_t done;
+        deck_msg_t m;
+        CHECK_OK(deck_mbox_create(&done, "done"));
+        CHECK_OK(deck_msg_create(&m, 16));
+        open_conn(&c, 0, 0);
+        connect_conn(&c, 4242, 1, 0, 0);   /* its barrier: node 1 may post */
+        CHECK_OK(deck_mbox_retrv_timed(&done, &m, 10000));   /* node 1 has seen what came back */
+        close_qp(&c);
+        close_rest(&c);
+        CHECK_OK(deck_msg_destroy(&m));
+        CHECK_OK(deck_mbox_destroy(&done));
+        return 0;
+    }
+    deck_mbox_t raw, to;
+    CHECK_OK(deck_mbox_create(&raw, "mv-1"));
+    CHECK_OK(deck_barrier());        /* node 0's connect */
+    deck_msg_t msg;
+    CHECK_OK(deck_msg_create(&msg, 4096));
+    struct mv_head head;
+    CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));   /* node 0's QP announces its window */
+    memcpy(&head, msg.buf, sizeof head);
+    CHECK(head.kind == 2);
+    CHECK_OK(deck_mbox_clone_at(&to, 0, "mv-0"));
+    int32_t lens[2] = { 0, 3 };
+    const uint32_t from[2] = { eos_from, data_from };
+    for (int i = 0; i < 2; i++) {
+        struct mv_head h = { .dest_qp = gone_qp, .src_qp = from[i], .credit = 0, .kind = 1 };
+        CHECK_OK(deck_msg_clear(&msg));
+        memcpy(msg.buf, &h, sizeof h);
+        memcpy(msg.buf + sizeof h, &lens[i], sizeof lens[i]);
+        memcpy(msg.buf + sizeof h + sizeof lens[i], "abc", (size_t)lens[i]);
+        CHECK_OK(deck_msg_setlength(&msg, sizeof h + sizeof lens[i] + (unsigned long)lens[i]));
+        CHECK_OK(deck_mbox_post(&to, &msg));
+    }
+    /* In order from one sender: a reset for the end of stream would come first. */
+    CHECK_OK(deck_msg_clear(&msg));
+    CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
+    CHECK(msg.len == sizeof head);
+    memcpy(&head, msg.buf, sizeof head);
+    CHECK(head.kind == 3 && head.dest_qp == data_from && head.src_qp == gone_qp);
+    CHECK_OK(deck_msg_clear(&msg));
+    CHECK(deck_mbox_retrv_timed(&raw, &msg, 300) == DECK_ETIMEDOUT);
+    deck_mbox_t done;
+    CHECK_OK(deck_mbox_clone_at(&done, 0, "done"));
+    CHECK_OK(deck_msg_clear(&msg));
+    CHECK_OK(deck_mbox_post(&done, &msg));
+    CHECK_OK(deck_msg_destroy(&msg));
+    CHECK_OK(deck_mbox_destroy(&done));
+    CHECK_OK(deck_mbox_destroy(&to));
+    CHECK_OK(deck_mbox_destroy(&raw));
+    return 0;
+}
+
 /* Node 1 sends, before node 0 posts anything: a list of BIG_LIST blocks, then single sends
  * and short lists mixed, then a zero-length end marker. Node 0 then receives with only 3
  * requests posted at a time, so most messages are handed out over several posts; every
@@ -864,6 +928,8 @@ int main(void)
     failed += util_run_test("microvapi: destroy while the reader retrieves", 1,
                             destroy_under_poller_node, NULL);
     failed += util_run_test("microvapi: coalesced wire format", 2, wire_format_node, NULL);
+    failed += util_run_test("microvapi: an end of stream for a gone queue pair gets no reset, data does", 2,
+                            gone_qp_node, NULL);
     failed += util_run_test("microvapi: coalesced blocks, 3 receives at a time", 2,
                             remainder_node, NULL);
     failed += util_run_test("microvapi: peer death with a message half handed out", 2,
