@@ -8,6 +8,8 @@ import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Random;
 import org.aldeia.microvapi.TestLoopback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,8 +47,17 @@ public final class FarEnd {
          * Reads nothing, so the test's writes fill every buffer on the way, until the test sends
          * {@code RELEASE} (or drops the control connection); then drains like {@link #DRAIN}.
          */
-        STALL
+        STALL,
+        /**
+         * Writes {@link #CROSSING_BYTES} of {@link #crossing()} and flushes before reading anything,
+         * then reads as many and reports whether they were the same bytes: with the test doing the
+         * same, both ends write before either reads.
+         */
+        WRITE_THEN_READ
     }
+
+    /** What each end of {@link Scenario#WRITE_THEN_READ} writes: well within loopback TCP's buffers. */
+    static final int CROSSING_BYTES = 1 << 20;
 
     static final byte[] GREETING = "hello".getBytes(StandardCharsets.US_ASCII);
 
@@ -125,8 +136,23 @@ public final class FarEnd {
                     awaitRelease(requests);
                     yield drain(in);
                 }
+                case WRITE_THEN_READ -> {
+                    byte[] mine = crossing();
+                    out.write(mine);
+                    out.flush();
+                    byte[] theirs = in.readNBytes(CROSSING_BYTES);
+                    yield Arrays.equals(mine, theirs) ? "crossed " + theirs.length
+                            : "crossed " + theirs.length + " bytes, not the ones written";
+                }
             };
         }
+    }
+
+    /** The bytes both ends of {@link Scenario#WRITE_THEN_READ} write. */
+    static byte[] crossing() {
+        byte[] bytes = new byte[CROSSING_BYTES];
+        new Random(CROSSING_BYTES).nextBytes(bytes);
+        return bytes;
     }
 
     private static void awaitRelease(DataInputStream requests) {

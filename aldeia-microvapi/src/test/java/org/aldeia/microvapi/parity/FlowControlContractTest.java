@@ -2,6 +2,7 @@ package org.aldeia.microvapi.parity;
 
 import static org.aldeia.microvapi.parity.FarEnd.Scenario.ECHO;
 import static org.aldeia.microvapi.parity.FarEnd.Scenario.STALL;
+import static org.aldeia.microvapi.parity.FarEnd.Scenario.WRITE_THEN_READ;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -29,6 +30,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * <ul>
  * <li>a program that writes a whole message, flushes, and only then reads the echo completes
  * wherever loopback TCP does: no post waits for the peer's application below the capacity;
+ * <li>so do two ends that both write a whole message before either reads (a large write is
+ * posted in portions from the writer's own thread: each end's must go in while the other's
+ * application is inside a write, not a read);
  * <li>a writer whose peer reads nothing blocks, after at least as many bytes as loopback TCP
  * absorbs with the JDK's defaults (measured here, in this run) and no more than the
  * connection's bound; it resumes when the peer reads, and every byte arrives.
@@ -98,6 +102,20 @@ class FlowControlContractTest {
             assertArrayEquals(sent, got);
             socket.shutdownOutput();
             assertEquals("echoed " + size, echo.outcome());
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("kinds")
+    void bothEndsWriteAMebibyteBeforeEitherReads(SocketKind kind) throws Exception {
+        byte[] mine = FarEnd.crossing();
+        try (FarEndProcess.Request crossing = farEnd(kind).listen(WRITE_THEN_READ);
+                Socket socket = kind.connectedSocket(LOOPBACK, crossing.port())) {
+            OutputStream out = socket.getOutputStream();
+            out.write(mine);
+            out.flush();
+            assertArrayEquals(mine, socket.getInputStream().readNBytes(FarEnd.CROSSING_BYTES));
+            assertEquals("crossed " + FarEnd.CROSSING_BYTES, crossing.outcome());
         }
     }
 
