@@ -544,6 +544,10 @@ static void check_block(int seed, int k, const uint8_t *p, uint32_t len)
         }
 }
 
+/* The head of a MicroVAPI message as wire.c draws it, declared here so that the tests below
+ * check the layout instead of taking it from the library. */
+struct mv_head { uint32_t dest_qp, src_qp, credit, kind; };
+
 /* The wire format as the peer process's mailbox sees it: node 1 plays the peer with a bare
  * DECK mailbox named as MicroVAPI names a process's ("mv-<id>"); node 0's QP, connected to its
  * queue pair 4242, first announces its window (a credit message), then posts a list of
@@ -583,7 +587,7 @@ static int wire_format_node(int id, int n, void *arg)
     CHECK_OK(deck_barrier());        /* node 0's connect */
     deck_msg_t msg;
     CHECK_OK(deck_msg_create(&msg, 1u << 20));
-    struct mv_head { uint32_t dest_qp, src_qp, credit, kind; } head, first;
+    struct mv_head head, first;
     CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
     CHECK(msg.len == sizeof first && msg.src == 0);
     memcpy(&first, msg.buf, sizeof first);
@@ -636,7 +640,6 @@ static int wire_format_node(int id, int n, void *arg)
 static int gone_qp_node(int id, int n, void *arg)
 {
     (void)n; (void)arg;
-    struct mv_head { uint32_t dest_qp, src_qp, credit, kind; };
     const uint32_t gone_qp = 0x7777, eos_from = 111, data_from = 222;
     if (id == 0) {
         struct conn c;

@@ -85,9 +85,9 @@ final class SendPath {
             while (done < len) {
                 long first = ring.nextId();
                 int count = 0;
-                int portion = 0;
-                for (int n; done < len && portion < POST_PORTION && (n = ring.nextBlockLength(len - done)) > 0;
-                        done += n, count++, portion += n) {
+                int portionStart = done;
+                for (int n; done < len && done - portionStart < POST_PORTION && (n = ring.nextBlockLength(len - done)) > 0;
+                        done += n, count++) {
                     int at = ring.head();
                     region.put(at, b, off + done, n);
                     touched = Math.max(touched, at + n);
