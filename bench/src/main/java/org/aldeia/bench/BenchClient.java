@@ -52,7 +52,8 @@ final class BenchClient {
             report.accept(stream(chunk));
         }
         if (phases.setup().isPresent()) {
-            report.accept(phases.setup().get().measure(link, pacing.setupWarmup(), pacing.setupConnections()));
+            phases.setup().get().measure(link, pacing.setupWarmup(), pacing.setupConnections(), pacing.setupSteadyAfter())
+                    .forEach(report);
         }
         if (phases.application().isPresent()) {
             report.accept(phases.application().get().measure(link, pacing.applicationWarmup(), pacing.applicationCalls()));

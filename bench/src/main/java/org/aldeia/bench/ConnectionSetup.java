@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
 import java.util.Optional;
 
 import org.HdrHistogram.Histogram;
@@ -54,22 +55,34 @@ final class ConnectionSetup {
     }
 
     /**
-     * Client side: {@code warmup} untimed connections, then {@code timed} timed ones; the
-     * result's percentiles are per connection.
+     * Client side: {@code warmup} untimed connections, {@code timed} timed ones (SETUP), untimed
+     * ones up to {@code steadyAfter} in all, and {@code timed} timed ones again (SETUP_STEADY);
+     * the percentiles are per connection. Both blocks, because a program that opens a
+     * connection per request meets the first after a second and the second from a few seconds on.
      */
-    Measurement measure(MessageLink link, int warmup, int timed) throws IOException {
-        int port = PhaseListener.ask(link, BenchProtocol.SETUP, warmup + timed, BenchProtocol.SETUP_READY);
-        for (int i = 0; i < warmup; i++) {
+    List<Measurement> measure(MessageLink link, int warmup, int timed, int steadyAfter) throws IOException {
+        int port = PhaseListener.ask(link, BenchProtocol.SETUP, steadyAfter + timed, BenchProtocol.SETUP_READY);
+        untimed(port, 0, warmup);
+        Measurement early = timed(port, warmup, timed, Measurement.Metric.SETUP);
+        untimed(port, warmup + timed, steadyAfter);
+        return List.of(early, timed(port, steadyAfter, timed, Measurement.Metric.SETUP_STEADY));
+    }
+
+    private void untimed(int port, int from, int to) throws IOException {
+        for (int i = from; i < to; i++) {
             connectEchoClose(port, i);
         }
+    }
+
+    private Measurement timed(int port, int from, int count, Measurement.Metric metric) throws IOException {
         Histogram connections = new Histogram(3);
         long start = System.nanoTime();
-        for (int i = 0; i < timed; i++) {
+        for (int i = from; i < from + count; i++) {
             long begin = System.nanoTime();
-            connectEchoClose(port, warmup + i);
+            connectEchoClose(port, i);
             connections.recordValue(System.nanoTime() - begin);
         }
-        return Measurement.distribution(Measurement.Metric.SETUP, 1, System.nanoTime() - start, connections, false);
+        return Measurement.distribution(metric, 1, System.nanoTime() - start, connections, false);
     }
 
     private void connectEchoClose(int port, int index) throws IOException {

@@ -21,8 +21,14 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
         LATENCY("us"),
         /** Payload bytes streamed per second, in MB/s (10^6 bytes), with writes of sizeBytes. */
         BANDWIDTH("MB/s"),
-        /** One connect + 1-byte echo + close; percentiles per connection. */
+        /** One connect + 1-byte echo + close; percentiles per connection, while the JIT is still compiling. */
         SETUP("us"),
+        /**
+         * As SETUP, once the connect path is compiled: a method called once per connection
+         * reaches C2 after some 10 000 calls, so a program that opens a connection per request
+         * runs this after a few seconds.
+         */
+        SETUP_STEADY("us"),
         /**
          * One call of the application phase (object request and response of 1..8 KiB over
          * several connections, a busy JVM beside): percentiles per call, round trip.
@@ -45,7 +51,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
 
         /** Whether the metric has a distribution (median, p99, p99.9) besides its mean. */
         boolean hasPercentiles() {
-            return this == LATENCY || this == SETUP || this == APPLICATION || this == RMI;
+            return this == LATENCY || this == SETUP || this == SETUP_STEADY || this == APPLICATION || this == RMI;
         }
 
         String optionName() {
@@ -78,13 +84,13 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
 
     /**
      * The cell's figure in its unit: MB/s for BANDWIDTH, µs per round trip for CPU, the median
-     * in µs for LATENCY (one way) and SETUP (per connection).
+     * in µs for LATENCY (one way) and SETUP and SETUP_STEADY (per connection).
      */
     double value() {
         return metric.hasPercentiles() ? p50Nanos / 1e3 : mean();
     }
 
-    /** The mean: µs one way (LATENCY), per connection (SETUP), per call (APPLICATION, RMI), CPU µs per round trip, or MB/s. */
+    /** The mean: µs one way (LATENCY), per connection (SETUP, SETUP_STEADY), per call (APPLICATION, RMI), CPU µs per round trip, or MB/s. */
     double mean() {
         switch (metric) {
             case LATENCY:

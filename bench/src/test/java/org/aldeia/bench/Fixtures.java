@@ -26,6 +26,7 @@ final class Fixtures {
             cells.add(new Cell(Metric.BANDWIDTH, chunk, 3, megabytes, Double.NaN, Double.NaN, Double.NaN));
         }
         cells.add(new Cell(Metric.SETUP, 1, 3, 10 * micros, 10 * micros, 20 * micros, 30 * micros));
+        cells.add(new Cell(Metric.SETUP_STEADY, 1, 3, 4 * micros, 4 * micros, 7 * micros, 9 * micros));
         cells.add(new Cell(Metric.CPU, BenchClient.CPU_SIZE, 3, micros, Double.NaN, Double.NaN, Double.NaN));
         cells.add(new Cell(Metric.APPLICATION, ApplicationPhase.MAX_PAYLOAD, 3, 6 * micros, 5 * micros, 40 * micros,
                 80 * micros));
