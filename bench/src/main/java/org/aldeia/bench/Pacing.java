@@ -9,8 +9,8 @@ package org.aldeia.bench;
  * then {@code setupConnections} timed again; so are the application and RMI phases, in calls.
  */
 record Pacing(double warmupSeconds, double targetSeconds, int minIterations, int maxIterations,
-        double streamSeconds, int setupWarmup, int setupConnections, int setupSteadyAfter, int applicationWarmup, int applicationCalls,
-        int rmiWarmup, int rmiCalls) {
+        double streamSeconds, int setupWarmup, int setupConnections, int setupSteadyAfter, int applicationWarmup,
+        int applicationCalls, int rmiWarmup, int rmiCalls) {
 
     /**
      * The full run: about 0.9 s per ping-pong cell, 1 s of streaming per write size, 1000 timed
