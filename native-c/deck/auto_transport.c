@@ -107,16 +107,20 @@ static void auto_done(void)
     au.sci_up = 0;
 }
 
-static int auto_post_keyed(int node, int index, const void *buf, size_t len, int key)
+static int auto_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
-    if (node == deck_core_self()) return sci_post_self(index, buf, len);
+    if (node == deck_core_self()) return sci_postv_self(index, iov, cnt, len);
     route_t *r = find(node);
-    if (!r || r->why != VIA_SCI) return deck_tcp_transport.post(node, index, buf, len);
+    if (!r || r->why != VIA_SCI) return deck_gather_post_flat(deck_tcp_transport.post, node, index, iov, cnt, len);
     if (!sci_route_valid(r)) return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
-    return sci_post_keyed(r->node, index, buf, len, key);
+    return sci_postv_keyed(r->node, index, iov, cnt, len, key);
 }
 
-static int auto_post(int node, int index, const void *buf, size_t len) { return auto_post_keyed(node, index, buf, len, -1); }
+static int auto_post(int node, int index, const void *buf, size_t len)
+{
+    struct iovec whole = { .iov_base = (void *)buf, .iov_len = len };
+    return auto_postv_keyed(node, index, &whole, 1, len, -1);
+}
 
 static int auto_lookup(int node, const char *name, int *index)
 {
@@ -276,6 +280,14 @@ static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms) : deck_entry_take(entry, msg, timeout_ms);
 }
 
+static int auto_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
+{
+    if (au.sci_up) return sci_retrv_apply(index, entry, scratch, timeout_ms, fn, arg);
+    int rc = deck_entry_take(entry, scratch, timeout_ms);
+    if (rc == DECK_OK) fn(scratch, arg);
+    return rc;
+}
+
 /* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */
 static int no_doorbell(const char *fn)
 {
@@ -317,11 +329,12 @@ const deck_transport_t deck_auto_transport = {
     .mbox_created = auto_mbox_created,
     .mbox_destroyed = auto_mbox_destroyed,
     .retrv = auto_retrv,
+    .retrv_apply = auto_retrv_apply,
     .msg_alloc = auto_msg_alloc,
     .msg_free = auto_msg_free,
     .delivered = auto_delivered,
     .describe_peer = auto_describe_peer,
-    .post_keyed = auto_post_keyed,
+    .postv_keyed = auto_postv_keyed,
     .mbox_bell_read = auto_bell_read,
     .mbox_key_wait = auto_key_wait,
     .mbox_key_ring = auto_key_ring,

@@ -74,6 +74,16 @@ void deck_entry_limit(void *entry, unsigned long limit);
 unsigned long deck_entry_limit_of(void *entry);
 /* DECK_MSG_MAX (default 1 GiB): the longest message any mailbox admits. */
 unsigned long deck_msg_max(void);
+
+/* ---- messages in pieces (gather.c, deck_mbox_postv_keyed) ---- */
+/* Checks the pieces (1..DECK_GATHER_MAX, none null with bytes, together at most DECK_MSG_MAX)
+ * and sums their lengths into *len; DECK_EINVAL naming fn otherwise. */
+int  deck_gather_check(const struct iovec *iov, int cnt, size_t *len, const char *fn);
+/* Copies bytes from..from+n of the pieces' concatenation to dst. */
+void deck_gather_copy(void *dst, const struct iovec *iov, int cnt, size_t from, size_t n);
+/* post() with the pieces as one buffer: the one piece itself, or a copy of them all. */
+int  deck_gather_post_flat(int (*post)(int node, int index, const void *buf, size_t len), int node, int index,
+                           const struct iovec *iov, int cnt, size_t len);
 int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */
 /* Takes the queue's head without waiting: 1 taken, 0 empty, DECK_ETRUNC (left queued). */
 int  deck_entry_poll(void *entry, deck_msg_t *msg);

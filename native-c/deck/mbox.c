@@ -128,18 +128,26 @@ int deck_mbox_post(deck_mbox_t *mb, deck_msg_t *msg)
 
 int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key)
 {
+    if (!msg || (!msg->buf && msg->len)) return deck_fail(DECK_EINVAL, "deck_mbox_post: null message");
+    struct iovec whole = { .iov_base = msg->buf, .iov_len = msg->len };
+    return deck_mbox_postv_keyed(mb, &whole, 1, key);
+}
+
+int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key)
+{
     int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post");
     if (rc) return rc;
-    if (!msg || (!msg->buf && msg->len)) return deck_fail(DECK_EINVAL, "deck_mbox_post: null message");
+    size_t len;
+    if ((rc = deck_gather_check(iov, cnt, &len, "deck_mbox_post"))) return rc;
     const deck_transport_t *tp = deck_core_transport();
     if (mb->node != deck_core_self() || tp->retrv) {   /* such a transport receives everything itself */
-        if (key >= 0 && tp->post_keyed)
-            return tp->post_keyed(mb->node, mb->index, msg->buf, msg->len, key % DECK_MBOX_KEYS);
-        return tp->post(mb->node, mb->index, msg->buf, msg->len);
+        if (tp->postv_keyed)
+            return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key >= 0 ? key % DECK_MBOX_KEYS : -1);
+        return deck_gather_post_flat(tp->post, mb->node, mb->index, iov, cnt, len);
     }
-    deck_qmsg_t *q = deck_qmsg_alloc(msg->len, deck_core_self());
-    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %lu bytes", msg->len);
-    if (msg->len) memcpy(q->data, msg->buf, msg->len);
+    deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
+    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
+    deck_gather_copy(q->data, iov, cnt, 0, len);
     return deck_table_deliver(mb->index, q);
 }
 
@@ -151,6 +159,18 @@ int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)
     const deck_transport_t *tp = deck_core_transport();
     if (tp->retrv) return tp->retrv(mb->index, mb->impl, msg, timeout_ms);
     return deck_entry_take(mb->impl, msg, timeout_ms);
+}
+
+int deck_mbox_retrv_apply(deck_mbox_t *mb, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
+{
+    if (!fn) return deck_fail(DECK_EINVAL, "deck_mbox_retrv_apply: no function");
+    int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_retrv_apply");
+    if (rc) return rc;
+    if (!scratch || (!scratch->buf && scratch->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv_apply: null message");
+    const deck_transport_t *tp = deck_core_transport();
+    if (tp->retrv_apply) return tp->retrv_apply(mb->index, mb->impl, scratch, timeout_ms, fn, arg);
+    if ((rc = deck_mbox_retrv_timed(mb, scratch, timeout_ms)) == DECK_OK) fn(scratch, arg);
+    return rc;
 }
 
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg)

@@ -231,8 +231,9 @@ const char *sci_boot_id(void);          /* this host's, read by sci_init_dynamic
 
 /* ---- protocols (sci_send.c, sci_recv.c) ---- */
 int  sci_post(int node, int index, const void *buf, size_t len);
-/* sci_post whose ring is keyed (key >= 0, deck_bell_ring_key); key < 0: a plain ring. */
-int  sci_post_keyed(int node, int index, const void *buf, size_t len, int key);
+/* sci_post of the len bytes of iov[0..cnt), whose ring is keyed (key >= 0,
+ * deck_bell_ring_key); key < 0: a plain ring. */
+int  sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
 /* Mailbox `index`'s doorbell (NULL when it has none here), for keyed waits (deck_mbox_key_*). */
 deck_bell_t *sci_mbox_bell_of(int index);
 int  sci_mbox_bell_read(int index, uint32_t *value);
@@ -241,11 +242,12 @@ void sci_mbox_key_ring(int index, int key);
 int  sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms);
 int  sci_mbox_key_poller(int index, int key);
 void sci_out_done(void);
-int  sci_post_self(int index, const void *buf, size_t len);
+int  sci_postv_self(int index, const struct iovec *iov, int cnt, size_t len);
 void sci_mbox_ring_index(int index);    /* wakes the (plain) retrievers of mailbox `index` */
 int  sci_mbox_created(int index, const char *name);
 void sci_mbox_destroyed(int index);
 int  sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms);
+int  sci_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
 /* The DECK id of the process `nonce` that sends as node `node` (deck_msg_t.src); -1 if unknown. */
 int  sci_deck_id_of(int node, uint64_t nonce);
 void sci_in_done(void);

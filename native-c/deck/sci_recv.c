@@ -50,6 +50,14 @@ typedef struct sci_admits {
     uint64_t nonce;                /* 0: not known (a static run) */
 } sci_admits_t;
 
+/* A retrieve that hands its message to fn (deck_mbox_retrv_apply): protocol 2 hands it in place,
+ * in the sender's part of the mailbox segment, before that part is given back (done set). */
+typedef struct sci_sink {
+    deck_msg_fn fn;
+    void       *arg;
+    int         done;
+} sci_sink_t;
+
 typedef struct sci_in {
     int             index, slot;
     deck_seg_t      seg;
@@ -60,6 +68,7 @@ typedef struct sci_in {
     char            violated[400]; /* why the mailbox stopped: every retrieve fails with it */
     int             shared;        /* it admits every process: a violation closes only the area
                                     * of the one that broke the rules, not the mailbox */
+    sci_sink_t     *sink;          /* set by the retriever around a scan only (lock held) */
     sci_from_t      from[];
 } sci_in_t;
 
@@ -189,11 +198,11 @@ void sci_in_done(void)
         }
 }
 
-int sci_post_self(int index, const void *buf, size_t len)
+int sci_postv_self(int index, const struct iovec *iov, int cnt, size_t len)
 {
     deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
-    if (len) memcpy(q->data, buf, len);
+    deck_gather_copy(q->data, iov, cnt, 0, len);
     return deck_core_deliver(index, q);            /* queued, then sci_mbox_ring_index */
 }
 
@@ -242,10 +251,18 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, const sci_p2_
         || h->real_datalen > sci.cfg.medbuf - DECK_SEG_LINE - st->p2_cursor)
         return violation(in, i, "a protocol-2 header of %u (%u) bytes at %u of a %zu-byte buffer", h->datalen,
                          h->real_datalen, st->p2_cursor, sci.cfg.medbuf);
-    if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
-    memcpy(msg->buf, at + 1, h->datalen);
-    msg->len = h->datalen;
-    msg->pos = 0;
+    if (in->sink) {
+        /* In place: the sender reuses this part of its buffer only once the cursor below is
+         * reported, after fn. It may still write into it meanwhile (deck.h: fn reads once). */
+        deck_msg_t view = { .buf = (char *)(at + 1), .size = h->datalen, .len = h->datalen, .src = st->src };
+        in->sink->fn(&view, in->sink->arg);
+        in->sink->done = 1;
+    } else {
+        if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
+        memcpy(msg->buf, at + 1, h->datalen);
+        msg->len = h->datalen;
+        msg->pos = 0;
+    }
     st->p2_cursor += DECK_SEG_LINE + h->real_datalen;
     st->p2_next++;
     st->seq++;
@@ -468,7 +485,16 @@ static sci_admits_t admits_of(void *entry)
     return a;
 }
 
-int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
+/* scan, with the sink of this retrieve (only the lock holder's scan may use it) */
+static int scan_to(sci_in_t *in, void *entry, deck_msg_t *msg, const sci_admits_t *admits, sci_sink_t *sink)
+{
+    in->sink = sink;
+    int r = scan(in, entry, msg, admits);
+    in->sink = NULL;
+    return r;
+}
+
+static int retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms, sci_sink_t *sink)
 {
     int slot = index & 0xffff;
     pthread_mutex_lock(&sci.lock);
@@ -492,7 +518,7 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
             rc = deck_fail_text(DECK_EPROTO, in->violated);
             break;
         }
-        if ((rc = scan(in, entry, msg, &admits))) break;
+        if ((rc = scan_to(in, entry, msg, &admits, sink))) break;
         if (timeout_ms == 0) {
             rc = deck_fail_text(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: nothing there (a look, no wait)");
             break;
@@ -506,7 +532,7 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
         pthread_mutex_unlock(&in->lock);
         rc = sci_wait_next(&w, watch);
         pthread_mutex_lock(&in->lock);
-        if (rc == DECK_EPEER && !(rc = scan(in, entry, msg, &admits))) {  /* what it sent before dying counts */
+        if (rc == DECK_EPEER && !(rc = scan_to(in, entry, msg, &admits, sink))) {  /* what it sent before dying counts */
             rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: node %d has gone away", watch);
             break;
         }
@@ -522,6 +548,19 @@ int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
     if (--in->users == 0 && in->closed) pthread_cond_broadcast(&sci.idle);
     pthread_mutex_unlock(&sci.lock);
     return rc == 1 ? DECK_OK : rc;
+}
+
+int sci_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
+{
+    return retrv(index, entry, msg, timeout_ms, NULL);
+}
+
+int sci_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
+{
+    sci_sink_t sink = { .fn = fn, .arg = arg };
+    int rc = retrv(index, entry, scratch, timeout_ms, &sink);
+    if (rc == DECK_OK && !sink.done) fn(scratch, arg);
+    return rc;
 }
 
 /* Without sci.lock: keyed waits and rings come on every message. The mailbox is published with

@@ -7,7 +7,9 @@
  * One sequence number per (this process, mailbox) is shared by the three so that the receiver
  * keeps their order. Threads of one process posting to one mailbox take turns on its lock.
  * A sender only ever polls its own control segment (the flow lines the receiver writes).
- * Posts to a mailbox of this same process are queued locally instead (sci_post_self), as with
+ * A message may come in pieces (deck_mbox_postv_keyed): each protocol copies them straight to
+ * where the receiver reads, so a piece is read once.
+ * Posts to a mailbox of this same process are queued locally instead (sci_postv_self), as with
  * tcp: a full ring or a rendezvous with itself would block a thread that also retrieves.
  */
 #include <stddef.h>
@@ -214,13 +216,13 @@ static void ring_receiver(sci_out_t *o, int key)
     else deck_bell_ring(sci_mbox_bell(o->seg.addr));
 }
 
-static int post_p1(sci_out_t *o, int node, const void *buf, size_t len, int key)
+static int post_p1(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
 {
     int rc = wait_flow(o, node, p1_room, "room in the protocol-1 ring");
     if (rc) return rc;
     uint8_t *pkt = sci_mbox_ring(o->seg.addr, sci.self) + (size_t)(o->p1_sent % SCI_P1_SLOTS) * DECK_SEG_LINE;
     uint8_t line[DECK_SEG_LINE] __attribute__((aligned(DECK_SEG_LINE)));
-    if (len) memcpy(line, buf, len);
+    deck_gather_copy(line, iov, cnt, 0, len);
     line[62] = (uint8_t)o->seq;
     /* byte 63, next_msg: valid bit, the ring lap's parity (a slot never sees the same flag
      * twice in a row) and the length; stored last, so the packet is whole when it shows. */
@@ -233,7 +235,7 @@ static int post_p1(sci_out_t *o, int node, const void *buf, size_t len, int key)
     return DECK_OK;
 }
 
-static int post_p2(sci_out_t *o, int node, const void *buf, size_t len, int key)
+static int post_p2(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
 {
     size_t real = deck_seg_roundup(len), need = DECK_SEG_LINE + real;
     if (o->p2_cursor + need > sci.cfg.medbuf) {
@@ -248,7 +250,7 @@ static int post_p2(sci_out_t *o, int node, const void *buf, size_t len, int key)
     uint8_t *at = sci_mbox_medbuf(o->seg.addr, sci.self) + o->p2_cursor;
     sci_p2_header_t h = { .datalen = (uint32_t)len, .real_datalen = (uint32_t)real, .seq = o->seq };
     memcpy(at, &h, sizeof h);
-    memcpy(at + sizeof h, buf, len);
+    deck_gather_copy(at + sizeof h, iov, cnt, 0, len);
     deck_seg_flush();              /* the body is in place before the control word shows it */
     o->p2_next++;
     __atomic_store_n(sci_mbox_ctrl(o->seg.addr, sci.self), o->p2_next | (uint64_t)o->p2_round << 32, __ATOMIC_RELEASE);
@@ -262,7 +264,7 @@ static int post_p2(sci_out_t *o, int node, const void *buf, size_t len, int key)
  * msg_address (one window: its message buffer, zero copy; several: the chunked fallback). Only
  * the request is rung with the key: the fills are for whoever retrieves by then, who waits as a
  * plain waiter inside the retrieve. */
-static int post_p3(sci_out_t *o, int node, const void *buf, size_t len, int key)
+static int post_p3(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
 {
     sci_p3_request_t *req = sci_mbox_request(o->seg.addr, sci.self);
     uint8_t *signal = sci_mbox_signal(o->seg.addr, sci.self);
@@ -284,7 +286,7 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len, int key)
                            (unsigned long long)off, (unsigned long long)wl, mseg.size);
             break;
         }
-        memcpy((char *)mseg.addr + off, (const char *)buf + done, wl);
+        deck_gather_copy((char *)mseg.addr + off, iov, cnt, done, wl);
         done += wl;
         deck_seg_flush();
         if (done == len) __atomic_store_n(signal, (uint8_t)SCI_P3_DONE, __ATOMIC_RELEASE);
@@ -299,22 +301,23 @@ static int post_p3(sci_out_t *o, int node, const void *buf, size_t len, int key)
 
 int sci_post(int node, int index, const void *buf, size_t len)
 {
-    return sci_post_keyed(node, index, buf, len, -1);
+    struct iovec whole = { .iov_base = (void *)buf, .iov_len = len };
+    return sci_postv_keyed(node, index, &whole, 1, len, -1);
 }
 
-int sci_post_keyed(int node, int index, const void *buf, size_t len, int key)
+int sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
     int slot = index & 0xffff;
     if (node < 0 || node >= sci.n || index <= 0 || slot >= SCI_MAX_MBOX) return gone(node, index);
-    if (node == sci.self) return sci_post_self(index, buf, len);
+    if (node == sci.self) return sci_postv_self(index, iov, cnt, len);
     sci_out_t *o = out_get(node, slot);
     if (!o) return deck_fail(DECK_ENOMEM, "deck_mbox_post: out of memory");
     pthread_mutex_lock(&o->lock);
     int rc = bind(o, node, index);
     if (!rc) {
-        if (len <= SCI_P1_MAX) rc = post_p1(o, node, buf, len, key);
-        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, buf, len, key);
-        else rc = post_p3(o, node, buf, len, key);
+        if (len <= SCI_P1_MAX) rc = post_p1(o, node, iov, cnt, len, key);
+        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, iov, cnt, len, key);
+        else rc = post_p3(o, node, iov, cnt, len, key);
     }
     pthread_mutex_unlock(&o->lock);
     return rc;

@@ -45,6 +45,8 @@ typedef struct deck_transport {
     int  (*mbox_created)(int index, const char *name);
     void (*mbox_destroyed)(int index);  /* wakes its retrievers with DECK_ECLOSED first */
     int  (*retrv)(int index, void *entry, deck_msg_t *msg, int timeout_ms);
+    /* Optional (deck_mbox_retrv_apply): retrv handing the message to fn, in place where it can. */
+    int  (*retrv_apply)(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
     /* Optional: a message buffer in transport memory (sci's message segment); NULL when the
      * transport does not want this one. msg_free returns 1 when buf was such a buffer. */
     void *(*msg_alloc)(size_t size);
@@ -55,11 +57,13 @@ typedef struct deck_transport {
     /* Optional: how `id` is reached, for deck_peer_describe; NULL: the transport's name. */
     int   (*describe_peer)(int id, char *buf, size_t len);
 
-    /* Optional, all or none (deck_mbox_post_keyed, deck_mbox_key_*): a post whose ring wakes
-     * the waiters of `key` (key < 0: a plain post); on created mailbox `index`: its bell value
-     * (DECK_ESTATE when it has no doorbell here), a wait for `key`'s rings (key < 0: plain, any
-     * message), a hand-on ring, and the poller's mark, as the deck_mbox_key_* functions. */
-    int   (*post_keyed)(int node, int index, const void *buf, size_t len, int key);
+    /* Optional, all or none (deck_mbox_post_keyed, deck_mbox_postv_keyed, deck_mbox_key_*): a
+     * post of the len bytes of iov[0..cnt) (checked by the core) whose ring wakes the waiters of
+     * `key` (key < 0: a plain post); on created mailbox `index`: its bell value (DECK_ESTATE when
+     * it has no doorbell here), a wait for `key`'s rings (key < 0: plain, any message), a
+     * hand-on ring, and the poller's mark, as the deck_mbox_key_* functions. Without them a
+     * keyed post is a plain post() of the pieces copied together. */
+    int   (*postv_keyed)(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
     int   (*mbox_bell_read)(int index, uint32_t *value);
     int   (*mbox_key_wait)(int index, int key, uint32_t seen, int timeout_ms);
     void  (*mbox_key_ring)(int index, int key);

@@ -50,6 +50,7 @@
 #include <stdint.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -198,6 +199,14 @@ int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg);
  * look). DECK_ETIMEDOUT if none. */
 #define DECK_POLL (-2)
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms);
+/* retrv_timed that hands the message to fn(msg, arg) instead of leaving it in a message of the
+ * caller's: in place where the transport can (sci's protocol 2: in the shared segment, one copy
+ * fewer), else retrieved into `scratch` first. The message lives only during fn, which must not
+ * retrieve from or destroy the mailbox. In place, the sender can still write into it while fn
+ * reads: fn reads each value it relies on (a length) once and checks it where it uses it, and
+ * copies what must stay. Same results as retrv_timed; fn is called only on DECK_OK. */
+typedef void (*deck_msg_fn)(const deck_msg_t *msg, void *arg);
+int deck_mbox_retrv_apply(deck_mbox_t *mb, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
 /* A created mailbox that expects messages from one process only: once that process is known
  * to be gone and the queue is empty, retrieves fail with DECK_EPEER instead of waiting. It
  * admits messages from that process only: another's post is a protocol violation that ends the
@@ -226,6 +235,11 @@ int deck_mbox_destroy(deck_mbox_t *mb);
 #define DECK_MBOX_KEYS 23
 #define DECK_KEY_ANY   (-1)
 int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
+/* deck_mbox_post_keyed of the message made of iov[0..cnt) one after the other (1..DECK_GATHER_MAX
+ * pieces, which may be empty), without copying them together first: a shared-memory transport
+ * copies each piece straight into the receiver's memory. The receiver sees one message. */
+#define DECK_GATHER_MAX 1024
+int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key);
 int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
 /* Blocks while the bell is still `seen`, at most timeout_ms (spurious returns allowed), woken by
  * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. */

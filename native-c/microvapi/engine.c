@@ -61,7 +61,9 @@ struct mv_engine eng = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- receiving: dispatch, the turn, the receive thread ---------------------------------- */
 
-/* Hands a retrieved message to its queue pair. Never posts (the caller holds the turn). */
+/* Hands a retrieved message to its queue pair. Never posts (the caller holds the turn). The
+ * message may lie in memory its sender can still write (deck_mbox_retrv_apply): what is read
+ * from it is read once where it is used (the head is copied; qp_recv.c checks the records). */
 static void dispatch(const deck_msg_t *msg)
 {
     struct mv_wire_head h;
@@ -114,13 +116,18 @@ static void pass_turn_locked(void)
         mv_cq_notify(eng.waiting[0]);
 }
 
+static void dispatch_fn(const deck_msg_t *msg, void *arg)
+{
+    (void)arg;
+    dispatch(msg);
+}
+
+/* The message is dispatched where DECK holds it (in the peer's part of a shared segment, for
+ * shared memory): one copy fewer on the way from the writer's ring to the reader's buffer. */
 static int retrieve_and_dispatch(int timeout_ms)
 {
     deck_msg_clear(&eng.msg);
-    int rc = deck_mbox_retrv_timed(&eng.mb, &eng.msg, timeout_ms);
-    if (rc == DECK_OK)
-        dispatch(&eng.msg);
-    return rc;
+    return deck_mbox_retrv_apply(&eng.mb, &eng.msg, timeout_ms, dispatch_fn, NULL);
 }
 
 /* When a reader was last here, for the receive thread's grace; keyed wake-ups have none. */
@@ -413,11 +420,6 @@ static VAPI_ret_t engine_start(const char *fn)
     const char *t = getenv("DECK_POST_TIMEOUT_MS");
     long ms = t ? strtol(t, NULL, 10) : 0;
     eng.timeout_ns = (uint64_t)(ms > 0 ? ms : MV_PEER_TIMEOUT_DEFAULT_MS) * 1000000ull;
-    if (!eng.key_made) {
-        if (pthread_key_create(&eng.scratch_key, mv_eng_scratch_free))
-            return mv_fail(VAPI_EGEN, fn, "cannot create a thread-local key");
-        eng.key_made = 1;
-    }
     if (!(eng.slots = calloc(MV_QP_SLOTS, sizeof *eng.slots)))
         return mv_fail(VAPI_ENOMEM, fn, "no memory for the queue pair table");
     char name[DECK_MBOX_NAME_MAX];

@@ -74,8 +74,6 @@ struct mv_engine {
     struct mv_control controls[MV_CONTROLS_MAX];   /* a FIFO ring */
     uint32_t        control_head, ncontrols;
     uint64_t        timeout_ns;    /* the peer timeout */
-    pthread_key_t   scratch_key;
-    int             key_made;
 };
 
 extern struct mv_engine eng;
@@ -84,7 +82,6 @@ extern struct mv_engine eng;
 void mv_eng_kick_locked(void);          /* ends the turn holder's retrieve with a token */
 
 /* engine_table.c */
-void mv_eng_scratch_free(void *msg);    /* a thread's message buffer, at its exit */
 void mv_eng_unpin(struct mv_qp *qp);
 /* The connected queue pair `dest_qp` whose peer is process `src` and its queue pair `src_qp`,
  * pinned; NULL if there is none. With `unconnected`, also one not connected yet. */

@@ -73,9 +73,9 @@ void mv_engine_peer_put(struct mv_peer *peer)
     pthread_mutex_unlock(&eng.lock);
 }
 
-int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg, uint32_t dest_qp)
+int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp)
 {
-    int rc = deck_mbox_post_keyed(&peer->mb, msg, (int)mv_key_of(dest_qp));
+    int rc = deck_mbox_postv_keyed(&peer->mb, iov, (int)cnt, (int)mv_key_of(dest_qp));
     if (rc == DECK_ETIMEDOUT || rc == DECK_EPEER || rc == DECK_EIO) {
         pthread_mutex_lock(&eng.lock);
         if (!peer->failed)
@@ -89,12 +89,9 @@ int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg, uint32_t dest_qp)
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
                            uint32_t credit)
 {
-    deck_msg_t *m = mv_engine_scratch();
-    if (!m)
-        return DECK_ENOMEM;
     struct mv_wire_head h = { .dest_qp = dest_qp, .src_qp = src_qp, .credit = credit, .kind = kind };
-    mv_wire_start(m, &h);
-    return mv_engine_post(peer, m, dest_qp);
+    struct iovec head = { .iov_base = &h, .iov_len = MV_WIRE_HEAD };
+    return mv_engine_post(peer, &head, 1, dest_qp);
 }
 
 /* Sets qp's peer under the engine lock, so that dispatch sees all of it or none. */

@@ -1,40 +1,10 @@
-/* The queue pair table of the engine (engine.h) and the message buffers posts are built in. */
+/* The queue pair table of the engine (engine.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "engine.h"
-
-/* ---- thread-local message buffers for posts --------------------------------------------- */
-
-void mv_eng_scratch_free(void *p)
-{
-    deck_msg_t *m = p;
-    free(m->buf);
-    free(m);
-}
-
-deck_msg_t *mv_engine_scratch(void)
-{
-    deck_msg_t *m = pthread_getspecific(eng.scratch_key);
-    if (m)
-        return m;
-    /* Plain malloc'd memory (impl NULL: DECK frees nothing of it), sized for the largest mtu;
-     * pages a small mtu never touches are never made resident. */
-    uint32_t size = mv_wire_capacity(MV_MTU_MAX);
-    if (!(m = calloc(1, sizeof *m)) || !(m->buf = malloc(size))) {
-        free(m);
-        return NULL;
-    }
-    m->size = size;
-    m->src = -1;
-    if (pthread_setspecific(eng.scratch_key, m)) {
-        mv_eng_scratch_free(m);
-        return NULL;
-    }
-    return m;
-}
 
 /* ---- the queue pair table ---------------------------------------------------------------- */
 

@@ -159,10 +159,13 @@ uint32_t mv_wire_capacity(uint32_t mtu);
 /* Whether a record of len bytes may join a message that holds count records of payload bytes
  * (the first record always may). */
 int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len);
-/* Starts msg with a head (then append records). */
-void mv_wire_start(deck_msg_t *msg, const struct mv_wire_head *head);
-/* Appends the record [len][data] to msg; -1 if it does not fit. */
-int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len);
+/* The pieces a data message is posted in (deck_mbox_postv_keyed): the head, then each
+ * request's length and its bytes, read in place from the registered memory it names. lens
+ * (n entries) holds the lengths; iov takes MV_WIRE_PIECES(n) pieces, the count returned; 0 when
+ * n or a length is beyond the wire's bounds. */
+#define MV_WIRE_PIECES(n) (1 + 2 * (n))
+uint32_t mv_wire_gather(struct iovec *iov, const struct mv_wire_head *head, int32_t *lens,
+                        const VAPI_sr_desc_t *list, uint32_t n);
 /* Reads the head of a received message; -1 if it has none (a malformed or zero-length one). */
 int mv_wire_head(const deck_msg_t *msg, struct mv_wire_head *head);
 /* Reads the record at byte *off of buf[0..len) and moves *off past it; -1 if malformed there. */
@@ -190,14 +193,13 @@ void mv_engine_peer_put(struct mv_peer *peer);
 /* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. -1 when
  * that peer was given up meanwhile. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
-/* Posts msg to peer, its ring keyed for the receiving queue pair dest_qp (mv_key_of). */
-int mv_engine_post(struct mv_peer *peer, deck_msg_t *msg, uint32_t dest_qp);
-/* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer, from the
- * calling thread's buffer; DECK's result, DECK_ENOMEM without a buffer. */
+/* Posts the message made of iov[0..cnt) to peer, its ring keyed for the receiving queue pair
+ * dest_qp (mv_key_of). */
+int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp);
+/* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer; DECK's
+ * result. */
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
                            uint32_t credit);
-/* A message buffer for the calling thread's posts (mv_wire_capacity(MV_MTU_MAX) bytes). */
-deck_msg_t *mv_engine_scratch(void);
 /* The send thread posts qp's queued sends (their window opened). */
 void mv_engine_schedule_send(struct mv_qp *qp);
 /* The send thread sends a message of `kind` with no records to process `id` (a reset for its

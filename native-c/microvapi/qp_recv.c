@@ -155,14 +155,23 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
         return;
     }
     qp->received += (uint32_t)payload;
-    uint32_t off = 0;
+    uint32_t off = 0, handed = qp->consumed;
     /* Nothing waits: straight into the posted requests, without a copy into the queue. */
     while (!qp->rx_head && off < len && qp->rq.q.count > 0)
         hand_one(qp, buf, len, &off);
+    handed = qp->consumed - handed;
     int rc = off < len ? enqueue(qp, buf + off, len - off) : 0;
+    /* The message may lie in the sender's shared memory (engine.c): a sender that rewrote its
+     * record lengths after they were counted above would make the window count wrong, so the
+     * bytes handed out and those queued (a private copy now) must add up to what was counted. */
+    int changed = !rc && (off < len ? mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off)
+                                    : 0) + handed != payload;
     int due = credit_due_locked(qp);
     pthread_mutex_unlock(&qp->rq.lock);
-    if (rc)
+    if (changed)
+        mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) changed a message while it was being "
+                   "taken", qp->dest_id);
+    else if (rc)
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "no memory to hold %u received bytes", len - off);
     else if (due)   /* taken by requests posted in advance: the send thread tells the peer */
         mv_engine_schedule_send(qp);

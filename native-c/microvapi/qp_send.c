@@ -48,20 +48,18 @@ static uint32_t receive_edge(struct mv_qp *qp)
     return edge;
 }
 
-/* Posts list[0..n) (at most one message's worth) as one DECK message; the turn is held,
- * sq.lock is not. */
+/* Posts list[0..n) (at most one message's worth) as one DECK message, its records read in
+ * place from the registered memory they name (wire.c); the turn is held, sq.lock is not. */
 static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
-    deck_msg_t *msg = mv_engine_scratch();
-    if (!msg)
-        return DECK_ENOMEM;
     struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num,
                               .credit = receive_edge(qp), .kind = MV_WIRE_DATA };
-    mv_wire_start(msg, &h);
-    for (uint32_t i = 0; i < n; i++)
-        if (mv_wire_append(msg, (const void *)(uintptr_t)list[i].addr, list[i].len))
-            return DECK_ERANGE;
-    return mv_engine_post(qp->peer, msg, qp->dest_qp);
+    int32_t lens[MV_COALESCE_BLOCKS];
+    struct iovec iov[MV_WIRE_PIECES(MV_COALESCE_BLOCKS)];
+    uint32_t pieces = mv_wire_gather(iov, &h, lens, list, n);
+    if (!pieces)
+        return DECK_ERANGE;
+    return mv_engine_post(qp->peer, iov, pieces, qp->dest_qp);
 }
 
 /* Reports the n requests a post carried (sq.lock and the turn held): they stop counting

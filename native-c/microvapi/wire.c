@@ -22,6 +22,10 @@
  * Bounds: at most MV_COALESCE_BLOCKS records, and more than one only while their data stays
  * within MV_COALESCE_BYTES; a single record may be as large as the mtu. Every message fits
  * mv_wire_capacity(mtu) bytes.
+ *
+ * A data message is posted in pieces (mv_wire_gather, deck_mbox_postv_keyed): the head and the
+ * length headers from the sender's stack, each record's bytes straight from the registered
+ * memory its send request names, so DECK copies them once, into the receiver's memory.
  */
 #include <string.h>
 
@@ -39,22 +43,22 @@ int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len)
            || (count < MV_COALESCE_BLOCKS && payload + len <= MV_COALESCE_BYTES);
 }
 
-void mv_wire_start(deck_msg_t *msg, const struct mv_wire_head *head)
-{
-    memcpy(msg->buf, head, MV_WIRE_HEAD);
-    deck_msg_setlength(msg, MV_WIRE_HEAD);
-}
+_Static_assert(MV_WIRE_PIECES(MV_COALESCE_BLOCKS) <= DECK_GATHER_MAX, "a message's pieces fit one gathered post");
 
-int mv_wire_append(deck_msg_t *msg, const void *data, uint32_t len)
+uint32_t mv_wire_gather(struct iovec *iov, const struct mv_wire_head *head, int32_t *lens,
+                        const VAPI_sr_desc_t *list, uint32_t n)
 {
-    char *buf = msg->buf;
-    if (len > INT32_MAX || msg->size - msg->len < (unsigned long)len + MV_WIRE_HEADER)
-        return -1;
-    int32_t header = (int32_t)len;
-    memcpy(buf + msg->len, &header, MV_WIRE_HEADER);
-    if (len)
-        memcpy(buf + msg->len + MV_WIRE_HEADER, data, len);
-    return deck_msg_setlength(msg, msg->len + MV_WIRE_HEADER + len) == DECK_OK ? 0 : -1;
+    if (n > MV_COALESCE_BLOCKS)
+        return 0;
+    iov[0] = (struct iovec){ .iov_base = (void *)head, .iov_len = MV_WIRE_HEAD };
+    for (uint32_t i = 0; i < n; i++) {
+        if (list[i].len > INT32_MAX)
+            return 0;
+        lens[i] = (int32_t)list[i].len;
+        iov[1 + 2 * i] = (struct iovec){ .iov_base = &lens[i], .iov_len = MV_WIRE_HEADER };
+        iov[2 + 2 * i] = (struct iovec){ .iov_base = (void *)(uintptr_t)list[i].addr, .iov_len = list[i].len };
+    }
+    return MV_WIRE_PIECES(n);
 }
 
 int mv_wire_head(const deck_msg_t *msg, struct mv_wire_head *head)

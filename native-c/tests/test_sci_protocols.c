@@ -3,7 +3,9 @@
  * memory): sizes on both sides of every threshold in a random mix (content and order checked,
  * so protocol interleavings keep the sender's order), protocol-1 ring wrap-around, protocol-2
  * rounds, a slow receiver, protocol 3 into a message-segment buffer (zero copy) and into a
- * plain malloc'ed buffer (chunked fallback), truncation, timeouts, a mailbox of one's own.
+ * plain malloc'ed buffer (chunked fallback), truncation, timeouts, a mailbox of one's own;
+ * messages posted in pieces (deck_mbox_postv_keyed) and retrieved in place
+ * (deck_mbox_retrv_apply), on sci and, for their fallbacks, on tcp.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +52,8 @@ typedef struct plan {
     int           slow_every;     /* receiver sleeps 1 ms every this many (0: never) */
     int           plain_buffer;   /* receive into a malloc'ed buffer, not the message segment */
     int           p2_then_p1;     /* 300 protocol-2 messages, then protocol 1 and 2 alternating */
+    int           pieces;         /* the sender posts each message in three pieces, one empty */
+    int           apply;          /* the receiver takes each with deck_mbox_retrv_apply */
 } plan_t;
 
 static unsigned long plan_size(const plan_t *p, int k)
@@ -57,6 +61,30 @@ static unsigned long plan_size(const plan_t *p, int k)
     if (p->p2_then_p1) return k < 300 || k % 2 ? 63 : 10;
     if (p->fixed) return p->fixed - 1 + (unsigned long)(k % 3) * (p->fixed > 70 ? 20 : 0);
     return p->seed ? size_of(p->seed, k) : sizes[k % NSIZES];
+}
+
+/* What the function given to deck_mbox_retrv_apply saw. */
+typedef struct applied {
+    const plan_t    *plan;
+    const deck_msg_t *scratch;
+    int              k, calls, in_place;
+} applied_t;
+
+static void check_applied(const deck_msg_t *msg, void *arg)
+{
+    applied_t *a = arg;
+    expect(msg, a->k, plan_size(a->plan, a->k));
+    CHECK(msg->src == 1);
+    a->calls++;
+    a->in_place += msg != a->scratch;
+}
+
+/* Message k posted as [0, len/3), an empty piece, [len/3, len). */
+static void post_in_pieces(deck_mbox_t *mb, const deck_msg_t *m)
+{
+    unsigned long third = m->len / 3;
+    struct iovec iov[3] = { { m->buf, third }, { m->buf + third, 0 }, { m->buf + third, m->len - third } };
+    CHECK_OK(deck_mbox_postv_keyed(mb, iov, 3, DECK_KEY_ANY));
 }
 
 static int stream_node(int id, int n, void *arg)
@@ -70,21 +98,33 @@ static int stream_node(int id, int n, void *arg)
             CHECK(m.buf != NULL);
         } else {
             CHECK_OK(deck_msg_create(&m, CAP));
-            CHECK(m.impl != NULL);            /* above the limit: in the message segment */
+            const char *tp = getenv("DECK_TRANSPORT");
+            CHECK(m.impl != NULL || strcmp(tp, "tcp") == 0);   /* sci: above the limit, in the message segment */
         }
         CHECK_OK(deck_mbox_create(&mb, "stream"));
         if (p->receiver_waits_ms) util_sleep_ms(p->receiver_waits_ms);
+        applied_t a = { .plan = p, .scratch = &m };
         for (int k = 0; k < p->count; k++) {
             if (p->slow_every && k % p->slow_every == 0) util_sleep_ms(1);
-            CHECK_OK(deck_mbox_retrv(&mb, &m));
-            expect(&m, k, plan_size(p, k));
+            if (p->apply) {
+                a.k = k;
+                CHECK_OK(deck_mbox_retrv_apply(&mb, &m, -1, check_applied, &a));
+                CHECK(a.calls == k + 1);
+            } else {
+                CHECK_OK(deck_mbox_retrv(&mb, &m));
+                expect(&m, k, plan_size(p, k));
+            }
         }
+        /* sci hands protocol-2 messages over in place; tcp always retrieves into the scratch */
+        const char *transport = getenv("DECK_TRANSPORT");
+        if (p->apply) CHECK((a.in_place > 0) == (transport && strcmp(transport, "sci") == 0));
     } else {
         CHECK_OK(deck_msg_create(&m, CAP));
         CHECK_OK(deck_mbox_clone(&mb, "stream"));
         for (int k = 0; k < p->count; k++) {
             fill(&m, k, plan_size(p, k));
-            CHECK_OK(deck_mbox_post(&mb, &m));
+            if (p->pieces) post_in_pieces(&mb, &m);
+            else CHECK_OK(deck_mbox_post(&mb, &m));
         }
     }
     CHECK_OK(deck_barrier());
@@ -197,5 +237,13 @@ int main(void)
     setenv("DECK_MSEG_SIZE", "2097152", 1);
     failed |= util_run_test("sci_message_segment_reuses_space", 1, mseg_node, NULL);
     unsetenv("DECK_MSEG_SIZE");
+    plan_t gathered = { .count = 400, .seed = 7, .pieces = 1 };
+    plan_t in_place = { .count = 400, .seed = 5, .apply = 1 };
+    plan_t both = { .count = 400, .seed = 9, .pieces = 1, .apply = 1, .slow_every = 20 };
+    failed |= util_run_test("sci_posts_in_pieces", 2, stream_node, &gathered);
+    failed |= util_run_test("sci_retrieves_applied_in_place", 2, stream_node, &in_place);
+    failed |= util_run_test("sci_pieces_applied_slow_receiver", 2, stream_node, &both);
+    setenv("DECK_TRANSPORT", "tcp", 1);
+    failed |= util_run_test("tcp_pieces_applied_through_fallbacks", 2, stream_node, &both);
     return failed;
 }
