@@ -30,7 +30,7 @@ final class ReceivePath {
     private final Vapi vapi;
     private final long hca;
     private final long qp;
-    private final ByteBuffer region;
+    private final RegisteredRegion region;
     private final long regionAddress;
     private final int lkey;
     private final int bufferSize;
@@ -52,7 +52,7 @@ final class ReceivePath {
         this.vapi = pair.vapi();
         this.hca = pair.hca();
         this.qp = pair.qp();
-        this.region = pair.receiveRegion().view();
+        this.region = pair.receiveRegion();
         this.regionAddress = pair.receiveRegion().address();
         this.lkey = pair.receiveRegion().lkey();
         this.bufferSize = pair.mtu();

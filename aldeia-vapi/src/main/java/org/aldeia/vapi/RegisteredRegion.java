@@ -11,14 +11,44 @@ import java.nio.ByteBuffer;
  */
 final class RegisteredRegion {
 
+    /**
+     * From this many bytes a copy between the region and a byte[] goes through JNI, whose
+     * region copy is HotSpot's Copy::conjoint_jbytes, libc's memmove; below it through the
+     * direct view, which the JIT compiles to its own copy stub and which costs no call. In a
+     * 1 MiB ping-pong of 64 KiB blocks, pinned, the stub's copies took 38% of each JVM's CPU
+     * against 25% for libc's copy of the same bytes in C (perf); through JNI the ping-pong went
+     * from 56-57 to 49-51 us one-way (5 runs each).
+     */
+    static final int NATIVE_COPY_FROM = 16 * 1024;
+
     private final Memory memory;
+    private final ByteBuffer view;
     private final long mr;
     private final int lkey;
 
     private RegisteredRegion(Memory memory, long mr, int lkey) {
         this.memory = memory;
+        this.view = memory.getByteBuffer(0, memory.size());
         this.mr = mr;
         this.lkey = lkey;
+    }
+
+    /** Copies b[off, off + n) to the region at {@code at}; the caller checked the bounds. */
+    void put(int at, byte[] b, int off, int n) {
+        if (n >= NATIVE_COPY_FROM) {
+            memory.write(at, b, off, n);
+        } else {
+            view.put(at, b, off, n);
+        }
+    }
+
+    /** Copies the region's n bytes at {@code at} to b[off, off + n); the caller checked the bounds. */
+    void get(int at, byte[] b, int off, int n) {
+        if (n >= NATIVE_COPY_FROM) {
+            memory.read(at, b, off, n);
+        } else {
+            view.get(at, b, off, n);
+        }
     }
 
     static RegisteredRegion register(Vapi vapi, long hca, long pd, int size) throws IOException {
@@ -44,11 +74,6 @@ final class RegisteredRegion {
 
     int size() {
         return (int) memory.size();
-    }
-
-    /** A direct view of the region, so copies in and out are not JNI calls. */
-    ByteBuffer view() {
-        return memory.getByteBuffer(0, memory.size());
     }
 
     /** madvise(2): the kernel may take the pages; they read as zeros when next touched. */

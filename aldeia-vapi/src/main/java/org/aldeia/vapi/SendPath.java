@@ -17,8 +17,8 @@ import org.aldeia.vapi.VapiStructs.Wc;
 
 /**
  * The send side of a queue-pair channel (thesis Figs. 4.9–4.11), with the thesis's per-block
- * native calls batched: a write copies all its blocks into the registered ring (plain
- * ByteBuffer copies), fills their descriptors, signals only the last one and posts them with
+ * native calls batched: a write copies all its blocks into the registered ring
+ * ({@link RegisteredRegion#put}: no native call below a big block), fills their descriptors, signals only the last one and posts them with
  * one {@code EVAPI_post_sr_list} (two when the descriptor ring wraps), then, once half the
  * ring is in flight, takes whatever completed with one non-blocking poll. It blocks only when
  * the ring is full.
@@ -43,7 +43,6 @@ final class SendPath {
     private final Vapi vapi;
     private final long hca;
     private final long qp;
-    private final ByteBuffer region;
     private final RegisteredRegion sendRegion;
     private final long regionAddress;
     private final int lkey;
@@ -65,7 +64,6 @@ final class SendPath {
         this.hca = pair.hca();
         this.qp = pair.qp();
         this.sendRegion = pair.sendRegion();
-        this.region = pair.sendRegion().view();
         this.regionAddress = pair.sendRegion().address();
         this.lkey = pair.sendRegion().lkey();
         this.ring = new SendRing(pair.sendRegion().size(), blockSize, pair.sendSlots());
@@ -89,7 +87,7 @@ final class SendPath {
                 for (int n; done < len && done - portionStart < POST_PORTION && (n = ring.nextBlockLength(len - done)) > 0;
                         done += n, count++) {
                     int at = ring.head();
-                    region.put(at, b, off + done, n);
+                    sendRegion.put(at, b, off + done, n);
                     touched = Math.max(touched, at + n);
                     long id = ring.claim(n);
                     Desc.write(descriptorView, ring.slotOf(id), id, VAPI_SEND, VAPI_UNSIGNALED,
