@@ -29,19 +29,16 @@ final class PingPongClient {
         this.out = socket.getOutputStream();
     }
 
-    /** The size of the JIT warm-up's messages: one block of the default mtu. */
-    static final int JIT_WARMUP_SIZE = 1024;
-
     /**
      * Measures every size in order, then tells the server the session is over.
      *
-     * @param jitWarmupMillis how long to run untimed round trips first, so that both JVMs have
-     *     compiled the send and receive paths before anything is timed (0: none, the thesis's
-     *     method, which on a JVM times interpreted code at the first sizes)
+     * @param jitWarmupMillis how long to run untimed round trips of every size in turn first, so
+     *     that both JVMs have compiled the send and receive paths before anything is timed (0:
+     *     none, the thesis's method, which on a JVM times interpreted code at the first sizes)
      */
     List<PingPongResult> run(List<Integer> sizes, int iterations, int warmup, int jitWarmupMillis)
             throws IOException {
-        warmUpJit(jitWarmupMillis);
+        warmUpJit(sizes, jitWarmupMillis);
         List<PingPongResult> results = new ArrayList<>();
         for (int size : sizes) {
             results.add(measure(size, iterations, warmup));
@@ -53,12 +50,28 @@ final class PingPongClient {
         return results;
     }
 
-    private void warmUpJit(int millis) throws IOException {
-        byte[][] frames = alternatingFrames(JIT_WARMUP_SIZE);
-        byte[] echo = new byte[HEADER_BYTES + JIT_WARMUP_SIZE];
+    /*
+     * Every size in turn, not one: code trained on one size is compiled for it alone, and the
+     * first message of another shape (several blocks, a copy above RegisteredRegion's JNI
+     * threshold) deoptimises it and has it compiled again while that size is being timed. With
+     * 1 KiB messages only, -XX:+PrintCompilation showed C2 code of the round trip and of the
+     * channel "made not entrant" and recompiled a second into the sweep, and ./aldeia demo had
+     * single sweep sizes at 3.9-5x their neighbours in 4 of 8 runs.
+     */
+    private void warmUpJit(List<Integer> sizes, int millis) throws IOException {
+        if (millis <= 0 || sizes.isEmpty()) {
+            return;
+        }
+        List<byte[][]> frames = new ArrayList<>();
+        List<byte[]> echoes = new ArrayList<>();
+        for (int size : sizes) {
+            frames.add(alternatingFrames(size));
+            echoes.add(new byte[HEADER_BYTES + size]);
+        }
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        for (int k = 0; millis > 0 && System.nanoTime() < end; k++) {
-            roundTrip(frames[k & 1], echo, k);
+        for (int k = 0; System.nanoTime() < end; k++) {
+            int i = k % sizes.size();
+            roundTrip(frames.get(i)[(k / sizes.size()) & 1], echoes.get(i), k);
         }
     }
 

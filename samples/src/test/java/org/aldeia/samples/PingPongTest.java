@@ -86,6 +86,42 @@ class PingPongTest {
     }
 
     @Test
+    void theJitWarmUpSendsEverySizeInTurn() throws Exception {
+        List<Integer> sizes = List.of(100, 3000, 70000);
+        try (ServerSocket server = SocketKind.JDK.serverSocket(0)) {
+            Future<List<Integer>> lengths = serveOnce(server, socket -> {
+                DataInputStream in = new DataInputStream(socket.getInputStream());
+                OutputStream out = socket.getOutputStream();
+                List<Integer> seen = new java.util.ArrayList<>();
+                while (true) {
+                    byte[] header = new byte[PingPongProtocol.HEADER_BYTES];
+                    in.readFully(header);
+                    int length = PingPongProtocol.readHeader(header);
+                    if (length == PingPongProtocol.END) {
+                        return seen;
+                    }
+                    byte[] body = new byte[length];
+                    in.readFully(body);
+                    out.write(header);
+                    out.write(body);
+                    out.flush();
+                    seen.add(length);
+                }
+            });
+            try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
+                new PingPongClient(socket).run(sizes, 1, 0, 100);
+            }
+            List<Integer> seen = lengths.get(10, TimeUnit.SECONDS);
+            int warm = seen.size() - sizes.size();
+            assertTrue(warm >= 2 * sizes.size(), "several warm-up rounds in 100 ms: " + warm);
+            for (int k = 0; k < warm; k++) {
+                assertEquals(sizes.get(k % sizes.size()), seen.get(k), "warm-up message " + k);
+            }
+            assertEquals(sizes, seen.subList(warm, seen.size()), "then each size timed once");
+        }
+    }
+
+    @Test
     void aCorruptedEchoIsReportedWithItsPosition() throws Exception {
         try (ServerSocket server = SocketKind.JDK.serverSocket(0)) {
             serveOnce(server, socket -> {
