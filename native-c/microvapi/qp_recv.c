@@ -36,7 +36,9 @@ static void hand_one(struct mv_qp *qp, const char *buf, uint32_t len, uint32_t *
     VAPI_wc_desc_t wc = { .id = wr->id, .status = VAPI_SUCCESS, .opcode = VAPI_RECEIVE };
     const void *data;
     uint32_t dlen;
-    if (mv_wire_next(buf, len, off, &data, &dlen)) {   /* checked on arrival: cannot happen */
+    /* Checked on arrival: only a sender that rewrote its message in shared memory since then
+     * (take_data) gets here, and its queue pair then fails. */
+    if (mv_wire_next(buf, len, off, &data, &dlen)) {
         wc.status = VAPI_GENERAL_ERR;
         *off = len;
     } else if (dlen > wr->len) {
@@ -164,8 +166,9 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
     /* The message may lie in the sender's shared memory (engine.c): a sender that rewrote its
      * record lengths after they were counted above would make the window count wrong, so the
      * bytes handed out and those queued (a private copy now) must add up to what was counted. */
-    int changed = !rc && (off < len ? mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off)
-                                    : 0) + handed != payload;
+    int64_t queued = rc || off >= len ? 0
+                     : mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off);
+    int changed = !rc && (queued < 0 || queued + handed != payload);
     int due = credit_due_locked(qp);
     pthread_mutex_unlock(&qp->rq.lock);
     if (changed)
