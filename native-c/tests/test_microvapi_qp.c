@@ -4,7 +4,9 @@
  * with lists of sends of every size 0..mtu, only the last of each list signalled; receive
  * buffers posted ahead; a buffer too small; a peer that dies; tear-down with receives
  * outstanding; coalesced messages (the wire format, blocks handed out a few at a time, a peer
- * dying with a message half handed out). Plus two QPs of one process connected to each other.
+ * dying with a message half handed out). Plus two QPs of one process connected to each other,
+ * and a message rewritten while it is being handed out (engine.c dispatches messages where DECK
+ * holds them, which for shared memory is memory the sender can still write).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "util_deck.h"
 #include "util_vapi.h"
+#include "../microvapi/engine.h"   /* eng.msg: where this process's messages to itself are dispatched from */
 
 #define MTU          512u
 #define HCA_ID       "microvapi:mtu=512"
@@ -253,6 +256,51 @@ static int loopback_node(int id, int n, void *arg)
 }
 
 /* ---- errors ------------------------------------------------------------------------------ */
+
+static void post_recv(struct conn *c, uint64_t id, void *buf, uint32_t len);
+static void expect_completion(struct conn *c, VAPI_cq_hndl_t cq, uint64_t id, uint32_t status,
+                              uint32_t byte_len);
+
+/* A message whose second record's length changes after the window counted it: the first
+ * receive buffer lies over that length in the buffer the message is dispatched from, as a
+ * sender writing into its shared segment meanwhile would change it. The queue pair fails; it
+ * does not take the new length (here beyond the message) as a record. */
+static int rewritten_node(int id, int n, void *arg)
+{
+    (void)id; (void)n; (void)arg;
+    struct conn a, b;
+    open_conn(&a, 0, 0);
+    open_conn(&b, 0, 0);
+    connect_conn(&a, b.prop.qp_num, (uint32_t)deck_node(), 1, MTU);
+    connect_conn(&b, a.prop.qp_num, (uint32_t)deck_node(), 0, MTU);
+    /* [head][len 8][8 bytes][len 16][16 bytes]: the first record's bytes land on "len 16" */
+    int32_t forged = 100000;
+    uint8_t first[8] = { 0 }, second[16] = { 0 };
+    memcpy(first, &forged, sizeof forged);
+    char *over_second_length = eng.msg.buf + MV_WIRE_HEAD + MV_WIRE_HEADER + sizeof first;
+    post_recv(&b, 1, over_second_length, sizeof first);
+    VAPI_sr_desc_t list[2] = {
+        { .id = 1, .opcode = VAPI_SEND, .comp_type = VAPI_UNSIGNALED, .addr = (uintptr_t)first, .len = sizeof first },
+        { .id = 2, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED, .addr = (uintptr_t)second, .len = sizeof second },
+    };
+    VOK(EVAPI_post_sr_list(a.hca, a.qp, 2, list));
+    expect_completion(&a, a.scq, 2, VAPI_SUCCESS, sizeof second);
+    expect_completion(&b, b.rcq, 1, VAPI_SUCCESS, sizeof first);
+    uint8_t next[64];
+    post_recv(&b, 2, next, sizeof next);
+    VAPI_wc_desc_t wc;
+    VOK(EVAPI_poll_cq_block(b.hca, b.rcq, WAIT_USEC, &wc));
+    CHECK(wc.id == 2 && wc.status != VAPI_SUCCESS);   /* not the forged 100000-byte record */
+    char why[256];
+    VOK(EVAPI_query_qp_error(b.hca, b.qp, why, sizeof why));
+    if (!strstr(why, "changed a message")) fprintf(stderr, "queue pair error: '%s'\n", why);
+    CHECK(strstr(why, "changed a message") != NULL);
+    close_qp(&a);
+    close_qp(&b);
+    close_rest(&a);
+    close_rest(&b);
+    return 0;
+}
 
 static void post_recv(struct conn *c, uint64_t id, void *buf, uint32_t len)
 {
@@ -908,6 +956,8 @@ int main(void)
 {
     int failed = 0;
     failed += util_run_test("microvapi: two QPs of one process", 1, loopback_node, NULL);
+    failed += util_run_test("microvapi: a message rewritten while handed out fails its queue pair", 1,
+                            rewritten_node, NULL);
     static const struct stream_test lists = { LISTS_1_TO_7, BLOCKING },
                                      bursts = { BURSTS, BLOCKING },
                                      racing = { LISTS_1_TO_7, RACING_THE_DAEMON },
