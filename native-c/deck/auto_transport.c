@@ -283,9 +283,7 @@ static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 static int auto_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
 {
     if (au.sci_up) return sci_retrv_apply(index, entry, scratch, timeout_ms, fn, arg);
-    int rc = deck_entry_take(entry, scratch, timeout_ms);
-    if (rc == DECK_OK) fn(scratch, arg);
-    return rc;
+    return deck_apply_scratch(deck_entry_take(entry, scratch, timeout_ms), scratch, fn, arg);
 }
 
 /* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */

@@ -84,6 +84,13 @@ void deck_gather_copy(void *dst, const struct iovec *iov, int cnt, size_t from, 
 /* post() with the pieces as one buffer: the one piece itself, or a copy of them all. */
 int  deck_gather_post_flat(int (*post)(int node, int index, const void *buf, size_t len), int node, int index,
                            const struct iovec *iov, int cnt, size_t len);
+/* deck_mbox_retrv_apply where the message was retrieved into `scratch` with result rc: hands
+ * it to fn when rc is DECK_OK; returns rc. */
+static inline int deck_apply_scratch(int rc, deck_msg_t *scratch, deck_msg_fn fn, void *arg)
+{
+    if (rc == DECK_OK) fn(scratch, arg);
+    return rc;
+}
 int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */
 /* Takes the queue's head without waiting: 1 taken, 0 empty, DECK_ETRUNC (left queued). */
 int  deck_entry_poll(void *entry, deck_msg_t *msg);

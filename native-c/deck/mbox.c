@@ -169,8 +169,7 @@ int deck_mbox_retrv_apply(deck_mbox_t *mb, deck_msg_t *scratch, int timeout_ms, 
     if (!scratch || (!scratch->buf && scratch->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv_apply: null message");
     const deck_transport_t *tp = deck_core_transport();
     if (tp->retrv_apply) return tp->retrv_apply(mb->index, mb->impl, scratch, timeout_ms, fn, arg);
-    if ((rc = deck_mbox_retrv_timed(mb, scratch, timeout_ms)) == DECK_OK) fn(scratch, arg);
-    return rc;
+    return deck_apply_scratch(deck_mbox_retrv_timed(mb, scratch, timeout_ms), scratch, fn, arg);
 }
 
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg)

@@ -559,8 +559,7 @@ int sci_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms,
 {
     sci_sink_t sink = { .fn = fn, .arg = arg };
     int rc = retrv(index, entry, scratch, timeout_ms, &sink);
-    if (rc == DECK_OK && !sink.done) fn(scratch, arg);
-    return rc;
+    return sink.done ? rc : deck_apply_scratch(rc, scratch, fn, arg);
 }
 
 /* Without sci.lock: keyed waits and rings come on every message. The mailbox is published with

@@ -18,10 +18,10 @@ import org.aldeia.vapi.VapiStructs.Wc;
 /**
  * The send side of a queue-pair channel (thesis Figs. 4.9–4.11), with the thesis's per-block
  * native calls batched: a write copies all its blocks into the registered ring
- * ({@link RegisteredRegion#put}: no native call below a big block), fills their descriptors, signals only the last one and posts them with
- * one {@code EVAPI_post_sr_list} (two when the descriptor ring wraps), then, once half the
- * ring is in flight, takes whatever completed with one non-blocking poll. It blocks only when
- * the ring is full.
+ * ({@link RegisteredRegion#put}: no native call below a big block), fills their descriptors,
+ * signals only the last one and posts them with one {@code EVAPI_post_sr_list} (two when the
+ * descriptor ring wraps), then, once half the ring is in flight, takes whatever completed with
+ * one non-blocking poll. It blocks only when the ring is full.
  *
  * <p>A write is posted in portions of at most {@link #POST_PORTION} bytes as it is copied, each
  * ending with a signalled block; one larger than the free part of the ring waits for a
