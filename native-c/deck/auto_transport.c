@@ -111,15 +111,9 @@ static int auto_postv_keyed(int node, int index, const struct iovec *iov, int cn
 {
     if (node == deck_core_self()) return sci_postv_self(index, iov, cnt, len);
     route_t *r = find(node);
-    if (!r || r->why != VIA_SCI) return deck_gather_post_flat(deck_tcp_transport.post, node, index, iov, cnt, len);
+    if (!r || r->why != VIA_SCI) return deck_tcp_transport.postv_keyed(node, index, iov, cnt, len, key);
     if (!sci_route_valid(r)) return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
     return sci_postv_keyed(r->node, index, iov, cnt, len, key);
-}
-
-static int auto_post(int node, int index, const void *buf, size_t len)
-{
-    struct iovec whole = { .iov_base = (void *)buf, .iov_len = len };
-    return auto_postv_keyed(node, index, &whole, 1, len, -1);
 }
 
 static int auto_lookup(int node, const char *name, int *index)
@@ -283,7 +277,7 @@ static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 static int auto_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
 {
     if (au.sci_up) return sci_retrv_apply(index, entry, scratch, timeout_ms, fn, arg);
-    return deck_apply_scratch(deck_entry_take(entry, scratch, timeout_ms), scratch, fn, arg);
+    return deck_entry_take_apply(entry, scratch, timeout_ms, fn, arg);
 }
 
 /* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */
@@ -314,7 +308,6 @@ const deck_transport_t deck_auto_transport = {
     .init_static = auto_init_static,
     .init_dynamic = auto_init_dynamic,
     .done = auto_done,
-    .post = auto_post,
     .lookup = auto_lookup,
     .barrier = auto_barrier,
     .contact = auto_contact,

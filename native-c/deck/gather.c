@@ -3,10 +3,9 @@
  * after the other, as if they had been copied into one buffer first. A transport that copies
  * into the receiver's memory anyway (sci) reads each piece once, where the flat API made the
  * caller copy its pieces together first (MicroVAPI: its wire head and a 64 KiB block taken
- * from the registered send ring, once more per block). Transports without a gathered post
- * (tcp) get the pieces copied together here.
+ * from the registered send ring, once more per block); tcp hands the pieces to the kernel in
+ * one vectored write behind its frame header.
  */
-#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
@@ -42,16 +41,4 @@ void deck_gather_copy(void *dst, const struct iovec *iov, int cnt, size_t from, 
         n -= take;
         from = 0;
     }
-}
-
-int deck_gather_post_flat(int (*post)(int node, int index, const void *buf, size_t len), int node, int index,
-                          const struct iovec *iov, int cnt, size_t len)
-{
-    if (cnt == 1) return post(node, index, iov[0].iov_base, len);
-    char *flat = malloc(len ? len : 1);
-    if (!flat) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot gather %zu bytes", len);
-    deck_gather_copy(flat, iov, cnt, 0, len);
-    int rc = post(node, index, flat, len);
-    free(flat);
-    return rc;
 }

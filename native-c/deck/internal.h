@@ -64,6 +64,9 @@ void deck_table_peer_gone(int node);                         /* wakes watchers o
 int  deck_core_deliver(int index, deck_qmsg_t *m);
 void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
 int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
+/* deck_entry_take for deck_mbox_retrv_apply: the queued message itself is handed to fn (no copy
+ * into scratch, whose size still bounds it as in a retrieve), then freed. */
+int  deck_entry_take_apply(void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
 void deck_entry_watch(void *entry, int node);
 /* Whether mailbox `index` admits a message of len bytes from process `from`, checked before
  * anything is allocated for it: DECK_OK; DECK_ENOTFOUND, no such mailbox (any more: the message
@@ -81,9 +84,6 @@ unsigned long deck_msg_max(void);
 int  deck_gather_check(const struct iovec *iov, int cnt, size_t *len, const char *fn);
 /* Copies bytes from..from+n of the pieces' concatenation to dst. */
 void deck_gather_copy(void *dst, const struct iovec *iov, int cnt, size_t from, size_t n);
-/* post() with the pieces as one buffer: the one piece itself, or a copy of them all. */
-int  deck_gather_post_flat(int (*post)(int node, int index, const void *buf, size_t len), int node, int index,
-                           const struct iovec *iov, int cnt, size_t len);
 /* deck_mbox_retrv_apply where the message was retrieved into `scratch` with result rc: hands
  * it to fn when rc is DECK_OK; returns rc. */
 static inline int deck_apply_scratch(int rc, deck_msg_t *scratch, deck_msg_fn fn, void *arg)
@@ -94,6 +94,8 @@ static inline int deck_apply_scratch(int rc, deck_msg_t *scratch, deck_msg_fn fn
 int  deck_entry_watched(void *entry);                        /* the watched node, or -1 */
 /* Takes the queue's head without waiting: 1 taken, 0 empty, DECK_ETRUNC (left queued). */
 int  deck_entry_poll(void *entry, deck_msg_t *msg);
+/* deck_entry_poll handing the queued message itself to fn, as deck_entry_take_apply. */
+int  deck_entry_poll_apply(void *entry, deck_msg_t *scratch, deck_msg_fn fn, void *arg);
 
 /* ---- nodes file (nodes.c) ---- */
 typedef struct deck_node_addr {

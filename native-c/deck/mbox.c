@@ -141,9 +141,7 @@ int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int
     if ((rc = deck_gather_check(iov, cnt, &len, "deck_mbox_post"))) return rc;
     const deck_transport_t *tp = deck_core_transport();
     if (mb->node != deck_core_self() || tp->retrv) {   /* such a transport receives everything itself */
-        if (tp->postv_keyed)
-            return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key >= 0 ? key % DECK_MBOX_KEYS : -1);
-        return deck_gather_post_flat(tp->post, mb->node, mb->index, iov, cnt, len);
+        return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key >= 0 ? key % DECK_MBOX_KEYS : -1);
     }
     deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
     if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
@@ -169,7 +167,7 @@ int deck_mbox_retrv_apply(deck_mbox_t *mb, deck_msg_t *scratch, int timeout_ms, 
     if (!scratch || (!scratch->buf && scratch->size)) return deck_fail(DECK_EINVAL, "deck_mbox_retrv_apply: null message");
     const deck_transport_t *tp = deck_core_transport();
     if (tp->retrv_apply) return tp->retrv_apply(mb->index, mb->impl, scratch, timeout_ms, fn, arg);
-    return deck_apply_scratch(deck_mbox_retrv_timed(mb, scratch, timeout_ms), scratch, fn, arg);
+    return deck_entry_take_apply(mb->impl, scratch, timeout_ms, fn, arg);
 }
 
 int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg)

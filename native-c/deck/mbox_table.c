@@ -24,7 +24,7 @@ typedef struct mbox_entry {
     deck_cond_t  cond;          /* new message, closed, watched peer gone, last waiter left */
     deck_qmsg_t *head, *tail;
     int          closed;
-    int          waiters;       /* retrievers inside deck_entry_take */
+    int          waiters;       /* retrievers waiting inside take() */
     int          watch_node;    /* -1: none, admits every process; DECK_NOBODY: admits none but this
                                  * one; else the only other process whose messages it admits */
     unsigned long limit;        /* the longest message it admits */
@@ -254,62 +254,106 @@ int deck_entry_watched(void *entry)
     return node;
 }
 
-/* Called with e->lock held and a message queued: copies it out, or ETRUNC keeping it queued
- * (so that no data is lost: the caller may retry with a larger message). */
-static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
+/* Called with e->lock held and a message queued: unlinks it into *taken, or DECK_ETRUNC keeping
+ * it queued when it is longer than `size` (so that no data is lost: the caller may retry with a
+ * larger message). */
+static int take_head(mbox_entry_t *e, unsigned long size, deck_qmsg_t **taken)
 {
     deck_qmsg_t *q = e->head;
-    if (q->len > msg->size)
+    if (q->len > size)
         return deck_fail(DECK_ETRUNC, "deck_mbox_retrv: '%s': incoming message of %zu bytes, "
-                         "receiving message holds %lu (message left queued)", e->name, q->len, msg->size);
+                         "receiving message holds %lu (message left queued)", e->name, q->len, size);
+    e->head = q->next;
+    if (!e->head) e->tail = NULL;
+    *taken = q;
+    return DECK_OK;
+}
+
+/* take_head, copied into msg. */
+static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
+{
+    deck_qmsg_t *q = NULL;
+    int rc = take_head(e, msg->size, &q);
+    if (rc) return rc;
     if (q->len) memcpy(msg->buf, q->data, q->len);
     msg->len = q->len;
     msg->pos = 0;
     msg->src = q->from;
-    e->head = q->next;
-    if (!e->head) e->tail = NULL;
     free(q);
     return DECK_OK;
 }
 
-int deck_entry_poll(void *entry, deck_msg_t *msg)
+/* deck_mbox_retrv_apply's hand-over of a queued message: the queued copy itself, read straight
+ * from the wire (tcp) or copied once by a local post, then freed; only this thread holds it. */
+static void apply_taken(deck_qmsg_t *q, deck_msg_fn fn, void *arg)
+{
+    deck_msg_t view = { .buf = q->data, .size = q->len, .len = q->len, .src = q->from };
+    fn(&view, arg);
+    free(q);
+}
+
+/* Takes the head without waiting: into msg, or with `taken` unlinked into *taken (msg->size
+ * still bounds it). 1 taken, 0 empty, DECK_ETRUNC (left queued). */
+static int poll_head(void *entry, deck_msg_t *msg, deck_qmsg_t **taken)
 {
     mbox_entry_t *e = entry;
     deck_mutex_lock(&e->lock);
     int rc = 0;
-    if (e->head) rc = copy_out(e, msg) == DECK_OK ? 1 : DECK_ETRUNC;
+    if (e->head) rc = (taken ? take_head(e, msg->size, taken) : copy_out(e, msg)) == DECK_OK ? 1 : DECK_ETRUNC;
     deck_mutex_unlock(&e->lock);
     return rc;
 }
 
-int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms)
+int deck_entry_poll(void *entry, deck_msg_t *msg) { return poll_head(entry, msg, NULL); }
+
+int deck_entry_poll_apply(void *entry, deck_msg_t *scratch, deck_msg_fn fn, void *arg)
+{
+    deck_qmsg_t *q = NULL;
+    int rc = poll_head(entry, scratch, &q);
+    if (q) apply_taken(q, fn, arg);
+    return rc;
+}
+
+/* Waits (e->lock held) until the queue has a head: DECK_OK; or the mailbox is destroyed, its
+ * watched node gone or the time up: that failure. */
+static int await_head(mbox_entry_t *e, int timeout_ms)
 {
     if (timeout_ms == DECK_POLL) timeout_ms = 0;   /* a queue filled by other threads: polling is a look */
-    mbox_entry_t *e = entry;
     struct timespec deadline = {0, 0};
     if (timeout_ms > 0) deck_deadline(&deadline, timeout_ms);
-    int rc;
-    deck_mutex_lock(&e->lock);
-    e->waiters++;
     for (;;) {
-        if (e->closed) {
-            rc = deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox '%s' destroyed while waiting", e->name);
-            break;
-        }
-        if (e->head) { rc = copy_out(e, msg); break; }
-        if (e->watch_node >= 0 && deck_core_peer_gone(e->watch_node)) {
-            rc = deck_fail(DECK_EPEER, "deck_mbox_retrv: '%s': node %d has gone away", e->name, e->watch_node);
-            break;
-        }
-        if (timeout_ms == 0 || (timeout_ms > 0 && deck_deadline_passed(&deadline))) {
-            rc = deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: '%s': nothing within %d ms", e->name, timeout_ms);
-            break;
-        }
+        if (e->closed)
+            return deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox '%s' destroyed while waiting", e->name);
+        if (e->head) return DECK_OK;
+        if (e->watch_node >= 0 && deck_core_peer_gone(e->watch_node))
+            return deck_fail(DECK_EPEER, "deck_mbox_retrv: '%s': node %d has gone away", e->name, e->watch_node);
+        if (timeout_ms == 0 || (timeout_ms > 0 && deck_deadline_passed(&deadline)))
+            return deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: '%s': nothing within %d ms", e->name, timeout_ms);
         if (timeout_ms < 0) deck_cond_wait(&e->cond, &e->lock);
         else deck_cond_wait_until(&e->cond, &e->lock, &deadline);
     }
+}
+
+/* A waiting take: into msg, or with `taken` as poll_head. */
+static int take(void *entry, deck_msg_t *msg, int timeout_ms, deck_qmsg_t **taken)
+{
+    mbox_entry_t *e = entry;
+    deck_mutex_lock(&e->lock);
+    e->waiters++;
+    int rc = await_head(e, timeout_ms);
+    if (rc == DECK_OK) rc = taken ? take_head(e, msg->size, taken) : copy_out(e, msg);
     e->waiters--;
     if (e->closed) deck_cond_broadcast(&e->cond);   /* the destroyer waits for waiters == 0 */
     deck_mutex_unlock(&e->lock);
+    return rc;
+}
+
+int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms) { return take(entry, msg, timeout_ms, NULL); }
+
+int deck_entry_take_apply(void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
+{
+    deck_qmsg_t *q = NULL;
+    int rc = take(entry, scratch, timeout_ms, &q);
+    if (q) apply_taken(q, fn, arg);
     return rc;
 }

@@ -230,8 +230,7 @@ int  sci_dyn_contact(char *buf, size_t len);
 const char *sci_boot_id(void);          /* this host's, read by sci_init_dynamic */
 
 /* ---- protocols (sci_send.c, sci_recv.c) ---- */
-int  sci_post(int node, int index, const void *buf, size_t len);
-/* sci_post of the len bytes of iov[0..cnt), whose ring is keyed (key >= 0,
+/* Posts the len bytes of iov[0..cnt) (transport.h), whose ring is keyed (key >= 0,
  * deck_bell_ring_key); key < 0: a plain ring. */
 int  sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
 /* Mailbox `index`'s doorbell (NULL when it has none here), for keyed waits (deck_mbox_key_*). */

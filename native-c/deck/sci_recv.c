@@ -371,7 +371,12 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
 {
     sci_from_t *st = &in->from[i];
     void *seg = in->seg.addr;
-    if (i == sci.self) return deck_entry_poll(entry, msg);
+    if (i == sci.self) {                           /* the queue: posts to this process, tcp peers' (auto) */
+        if (!in->sink) return deck_entry_poll(entry, msg);
+        int r = deck_entry_poll_apply(entry, msg, in->sink->fn, in->sink->arg);
+        if (r == 1) in->sink->done = 1;
+        return r;
+    }
     uint64_t owner = __atomic_load_n(sci_mbox_owner(seg, i), __ATOMIC_ACQUIRE);
     if (owner != st->owner) {
         /* A sender bound (claim_area): the first one, or a new process of node number i. */

@@ -299,12 +299,6 @@ static int post_p3(sci_out_t *o, int node, const struct iovec *iov, int cnt, siz
     return DECK_OK;
 }
 
-int sci_post(int node, int index, const void *buf, size_t len)
-{
-    struct iovec whole = { .iov_base = (void *)buf, .iov_len = len };
-    return sci_postv_keyed(node, index, &whole, 1, len, -1);
-}
-
 int sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
     int slot = index & 0xffff;

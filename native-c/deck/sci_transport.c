@@ -351,7 +351,6 @@ const deck_transport_t deck_sci_transport = {
     .init_static = sci_init_static,
     .init_dynamic = sci_init_dynamic,
     .done = sci_done,
-    .post = sci_post,
     .lookup = sci_lookup,
     .barrier = sci_barrier,
     .contact = sci_dyn_contact,

@@ -88,6 +88,9 @@ int  tcp_io_read(tcp_io_t *io, void *buf, size_t n);
 int  tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt);
 /* A frame and its payload in one write (one segment for a small message with TCP_NODELAY). */
 int  tcp_io_send_frame(tcp_io_t *io, const tcp_frame_t *f, const void *payload);
+/* A frame whose payload is pieces[0..cnt) one after the other (f->len bytes in all), header
+ * and pieces in one vectored write: no copy of them into one buffer first. */
+int  tcp_io_send_framev(tcp_io_t *io, const tcp_frame_t *f, const struct iovec *pieces, int cnt);
 int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
 /* Wakes a thread blocked on the stream (shutdown); the descriptor stays open. */
 void tcp_io_shutdown(tcp_io_t *io);
@@ -155,7 +158,9 @@ typedef struct tcp_conn {
 struct tcp_auth_state;
 int  tcp_conn_start(tcp_io_t io, struct tcp_peer *peer, const char *origin, const struct tcp_auth_state *accept_tls);
 void tcp_conn_unref(tcp_conn_t *c);
-int  tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const void *payload);
+/* Sends a frame whose payload is pieces[0..cnt) (tcp_io_send_framev); 0 or an errno, after
+ * which the connection is ended. */
+int  tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const struct iovec *pieces, int cnt);
 /* Ends a connection: wakes its reader; the reader ends it for good. */
 void tcp_conn_kill(tcp_conn_t *c);
 /* Stops every connection and joins every reader (deck_done). */
@@ -210,8 +215,8 @@ void tcp_peer_lost(tcp_peer_t *p, tcp_conn_t *c);
 /* The connection to send on, with a reference (tcp_conn_unref): connects to the peer's
  * listener, or waits up to wait_ms for the peer to connect when it does not listen. */
 int  tcp_peer_conn(int id, int wait_ms, const char *what, tcp_conn_t **out);
-/* Sends one frame to `id`. */
-int  tcp_peer_send(int id, const tcp_frame_t *f, const void *payload, int wait_ms, const char *what);
+/* Sends one frame to `id`, its payload pieces[0..cnt) (tcp_conn_send). */
+int  tcp_peer_send(int id, const tcp_frame_t *f, const struct iovec *pieces, int cnt, int wait_ms, const char *what);
 /* Asks `id` for its mailbox `name` on the peer's connection (waiting up to connect_wait_ms for
  * one): DECK_OK and *index, DECK_ENOTFOUND (not there, or not reachable yet), DECK_EPEER. */
 int  tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index);

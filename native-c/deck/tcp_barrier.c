@@ -73,12 +73,12 @@ int tcp_barrier(void)
     long round = ++rounds;
     if (self != 0) {
         tcp_frame_t f = { .type = FRAME_BARRIER_ARRIVE, .src = self, .index = 0, .len = 0 };
-        int rc = tcp_peer_send(0, &f, NULL, wait_ms, "deck_barrier");
+        int rc = tcp_peer_send(0, &f, NULL, 0, wait_ms, "deck_barrier");
         return rc ? rc : wait_for(&releases, round);
     }
     int rc = wait_for(&arrivals, round * (nnodes - 1));
     tcp_frame_t f = { .type = FRAME_BARRIER_RELEASE, .src = 0, .index = 0, .len = 0 };
     for (int p = 1; p < nnodes && rc == DECK_OK; p++)
-        rc = tcp_peer_send(p, &f, NULL, wait_ms, "deck_barrier");
+        rc = tcp_peer_send(p, &f, NULL, 0, wait_ms, "deck_barrier");
     return rc;
 }

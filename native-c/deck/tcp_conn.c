@@ -185,11 +185,11 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     return DECK_OK;
 }
 
-int tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const void *payload)
+int tcp_conn_send(tcp_conn_t *c, const tcp_frame_t *f, const struct iovec *pieces, int cnt)
 {
     if (atomic_load(&c->closed)) return EPIPE;
     deck_mutex_lock(&c->send_lock);
-    int err = tcp_io_send_frame(&c->io, f, payload);
+    int err = tcp_io_send_framev(&c->io, f, pieces, cnt);
     deck_mutex_unlock(&c->send_lock);
     if (err) tcp_conn_kill(c);
     return err;

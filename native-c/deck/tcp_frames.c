@@ -57,7 +57,7 @@ static int lookup(tcp_conn_t *c, const tcp_frame_t *f)
     tcp_frame_t reply = { .type = FRAME_LOOKUP_REPLY, .src = tcp_peers_self(), .index = -1, .len = 0 };
     int index;
     if (deck_table_find(name, &index) == DECK_OK) reply.index = index;
-    return tcp_conn_send(c, &reply, NULL) == 0;
+    return tcp_conn_send(c, &reply, NULL, 0) == 0;
 }
 
 static int barrier(tcp_conn_t *c, const tcp_frame_t *f)

@@ -3,6 +3,8 @@
  * plain socket or, once tcp_tls_start ran, over TLS (tcp_tls.c).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -48,19 +50,21 @@ void tcp_frame_decode(const unsigned char h[TCP_FRAME_BYTES], tcp_frame_t *f)
 
 static int plain_writev(int fd, struct iovec *iov, int iovcnt)
 {
-    struct msghdr mh = { .msg_iov = iov, .msg_iovlen = (size_t)iovcnt };
-    while (mh.msg_iovlen > 0) {
+    struct msghdr mh = { .msg_iov = iov };
+    size_t left = (size_t)iovcnt;   /* pieces from mh.msg_iov on; one call takes at most IOV_MAX */
+    while (left > 0) {
+        mh.msg_iovlen = left < IOV_MAX ? left : IOV_MAX;
         ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);   /* a dead peer gives EPIPE, not SIGPIPE */
         if (n < 0) {
             if (errno == EINTR) continue;
             return errno;
         }
-        while (mh.msg_iovlen > 0 && (size_t)n >= mh.msg_iov->iov_len) {
+        while (left > 0 && (size_t)n >= mh.msg_iov->iov_len) {
             n -= (ssize_t)mh.msg_iov->iov_len;
             mh.msg_iov++;
-            mh.msg_iovlen--;
+            left--;
         }
-        if (mh.msg_iovlen > 0) {
+        if (left > 0) {
             mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + n;
             mh.msg_iov->iov_len -= (size_t)n;
         }
@@ -96,10 +100,28 @@ int tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt)
 
 int tcp_io_send_frame(tcp_io_t *io, const tcp_frame_t *f, const void *payload)
 {
+    struct iovec whole = { (void *)payload, payload ? f->len : 0 };
+    return tcp_io_send_framev(io, f, &whole, payload && f->len ? 1 : 0);
+}
+
+/* Pieces of a usual post (MicroVAPI: its wire head and a block of the send ring) fit on the
+ * stack; more take the heap. */
+#define FRAME_PIECES_ON_STACK 8
+
+int tcp_io_send_framev(tcp_io_t *io, const tcp_frame_t *f, const struct iovec *pieces, int cnt)
+{
     unsigned char h[TCP_FRAME_BYTES];
     tcp_frame_encode(h, f);
-    struct iovec iov[2] = { { h, sizeof h }, { (void *)payload, payload ? f->len : 0 } };
-    return tcp_io_writev(io, iov, payload && f->len ? 2 : 1);
+    struct iovec small[FRAME_PIECES_ON_STACK + 1];
+    struct iovec *v = cnt <= FRAME_PIECES_ON_STACK ? small : malloc(((size_t)cnt + 1) * sizeof *v);
+    if (!v) return ENOMEM;
+    v[0] = (struct iovec){ h, sizeof h };
+    int n = 1;
+    for (int i = 0; i < cnt; i++)
+        if (pieces[i].iov_len) v[n++] = pieces[i];   /* the writers advance their copy of the vector */
+    int err = tcp_io_writev(io, v, n);
+    if (v != small) free(v);
+    return err;
 }
 
 int tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f)

@@ -298,12 +298,12 @@ int tcp_peer_conn(int id, int wait_ms, const char *what, tcp_conn_t **out)
     return rc;
 }
 
-int tcp_peer_send(int id, const tcp_frame_t *f, const void *payload, int wait_ms, const char *what)
+int tcp_peer_send(int id, const tcp_frame_t *f, const struct iovec *pieces, int cnt, int wait_ms, const char *what)
 {
     tcp_conn_t *c;
     int rc = tcp_peer_conn(id, wait_ms, what, &c);
     if (rc) return rc;
-    int err = tcp_conn_send(c, f, payload);
+    int err = tcp_conn_send(c, f, pieces, cnt);
     if (err) rc = deck_fail_errno(DECK_EPEER, err, "%s: sending to %s", what, c->origin);
     tcp_conn_unref(c);
     return rc;
@@ -336,7 +336,8 @@ int tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index)
     p->lookup_answered = 0;
     deck_mutex_unlock(&peers_lock);
     tcp_frame_t f = { .type = FRAME_LOOKUP, .src = self, .index = 0, .len = strlen(name) };
-    int err = tcp_conn_send(c, &f, name);
+    struct iovec piece = { (void *)name, f.len };
+    int err = tcp_conn_send(c, &f, &piece, 1);
     struct timespec deadline;
     deck_deadline(&deadline, tcp_auth_timeout_ms());
     deck_mutex_lock(&peers_lock);

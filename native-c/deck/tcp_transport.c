@@ -59,11 +59,14 @@ static void tcp_done(void)
     tcp_barrier_done();
 }
 
-static int tcp_post(int node, int index, const void *buf, size_t len)
+/* The pieces go to the kernel as they are, behind the frame header, in one vectored write. A
+ * key wakes nobody in particular here: the reader's delivery wakes the mailbox's retrievers. */
+static int tcp_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
+    (void)key;
     tcp_frame_t f = { .type = FRAME_DATA, .src = tcp_peers_self(), .index = index, .len = len };
     /* The owner answered the clone, so its connection was there: waiting would not bring it back. */
-    return tcp_peer_send(node, &f, buf, 0, "deck_mbox_post");
+    return tcp_peer_send(node, &f, iov, cnt, 0, "deck_mbox_post");
 }
 
 static int tcp_lookup(int node, const char *name, int *index)
@@ -139,7 +142,7 @@ const deck_transport_t deck_tcp_transport = {
     .init_static = tcp_init_static,
     .init_dynamic = tcp_init_dynamic,
     .done = tcp_done,
-    .post = tcp_post,
+    .postv_keyed = tcp_postv_keyed,
     .lookup = tcp_lookup,
     .barrier = tcp_barrier,
     .contact = tcp_contact,

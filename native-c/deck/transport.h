@@ -20,8 +20,10 @@ typedef struct deck_transport {
     int  (*init_dynamic)(int self);
     /* Stops every thread and closes every descriptor of the transport. */
     void (*done)(void);
-    /* Sends len bytes to mailbox `index` of process `node`; on return buf may be reused. */
-    int  (*post)(int node, int index, const void *buf, size_t len);
+    /* Sends the len bytes of iov[0..cnt) (checked by the core), one piece after the other, to
+     * mailbox `index` of process `node`; on return the pieces may be reused. A key >= 0 wakes
+     * the waiters of that key where the transport has keyed wake-ups (below); < 0: a plain post. */
+    int  (*postv_keyed)(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
     /* Asks `node` for its mailbox `name`: DECK_OK and *index, or DECK_ENOTFOUND. */
     int  (*lookup)(int node, const char *name, int *index);
     int  (*barrier)(void);
@@ -39,13 +41,14 @@ typedef struct deck_transport {
     int  (*peer_gone)(int node);       /* 1 once node's connection to us has ended */
 
     /* Optional hooks, NULL for tcp. A transport that receives into its own memory (sci) sets
-     * all three: then every post, to this process too, goes through post(), and retrieves come
+     * all three: then every post, to this process too, goes through postv_keyed(), and retrieves come
      * from retrv() (which may still use the queue of `entry` for posts to this process, through
      * deck_entry_poll). retrv reads deck_entry_watched(entry) for deck_mbox_watch. */
     int  (*mbox_created)(int index, const char *name);
     void (*mbox_destroyed)(int index);  /* wakes its retrievers with DECK_ECLOSED first */
     int  (*retrv)(int index, void *entry, deck_msg_t *msg, int timeout_ms);
-    /* Optional (deck_mbox_retrv_apply): retrv handing the message to fn, in place where it can. */
+    /* Set with retrv (deck_mbox_retrv_apply): retrv handing the message to fn, in place where it
+     * can. Without retrv, the core hands queued messages over in place (deck_entry_take_apply). */
     int  (*retrv_apply)(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
     /* Optional: a message buffer in transport memory (sci's message segment); NULL when the
      * transport does not want this one. msg_free returns 1 when buf was such a buffer. */
@@ -57,13 +60,10 @@ typedef struct deck_transport {
     /* Optional: how `id` is reached, for deck_peer_describe; NULL: the transport's name. */
     int   (*describe_peer)(int id, char *buf, size_t len);
 
-    /* Optional, all or none (deck_mbox_post_keyed, deck_mbox_postv_keyed, deck_mbox_key_*): a
-     * post of the len bytes of iov[0..cnt) (checked by the core) whose ring wakes the waiters of
-     * `key` (key < 0: a plain post); on created mailbox `index`: its bell value (DECK_ESTATE when
-     * it has no doorbell here), a wait for `key`'s rings (key < 0: plain, any message), a
-     * hand-on ring, and the poller's mark, as the deck_mbox_key_* functions. Without them a
-     * keyed post is a plain post() of the pieces copied together. */
-    int   (*postv_keyed)(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
+    /* Optional, all or none (deck_mbox_key_*): keyed wake-ups. On created mailbox `index`: its
+     * bell value (DECK_ESTATE when it has no doorbell here), a wait for `key`'s rings (key < 0:
+     * plain, any message), a hand-on ring, and the poller's mark. Without them a post's key
+     * wakes nobody in particular. */
     int   (*mbox_bell_read)(int index, uint32_t *value);
     int   (*mbox_key_wait)(int index, int key, uint32_t seen, int timeout_ms);
     void  (*mbox_key_ring)(int index, int key);

@@ -264,41 +264,47 @@ static void expect_completion(struct conn *c, VAPI_cq_hndl_t cq, uint64_t id, ui
 /* A message whose second record's length changes after the window counted it: the first
  * receive buffer lies over that length in the buffer the message is dispatched from, as a
  * sender writing into its shared segment meanwhile would change it. The queue pair fails; it
- * does not take the new length (here beyond the message) as a record. */
+ * does not take the new length (here beyond the message) as a record. Two processes on sci:
+ * a protocol-1 message (this one, 48 bytes) is the one still retrieved into the engine's
+ * scratch message before it is handed out (longer ones and queued ones are handed in place). */
 static int rewritten_node(int id, int n, void *arg)
 {
-    (void)id; (void)n; (void)arg;
-    struct conn a, b;
-    open_conn(&a, 0, 0);
-    open_conn(&b, 0, 0);
-    connect_conn(&a, b.prop.qp_num, (uint32_t)deck_node(), 1, MTU);
-    connect_conn(&b, a.prop.qp_num, (uint32_t)deck_node(), 0, MTU);
+    (void)n; (void)arg;
+    struct conn c;
+    uint32_t peer_qp, peer_id;
+    open_conn(&c, 0, 0);
+    exchange(id, &c, &peer_qp, &peer_id);
+    connect_conn(&c, peer_qp, peer_id, 1 - id, MTU);
     /* [head][len 8][8 bytes][len 16][16 bytes]: the first record's bytes land on "len 16" */
     int32_t forged = 100000;
     uint8_t first[8] = { 0 }, second[16] = { 0 };
     memcpy(first, &forged, sizeof forged);
-    char *over_second_length = eng.msg.buf + MV_WIRE_HEAD + MV_WIRE_HEADER + sizeof first;
-    post_recv(&b, 1, over_second_length, sizeof first);
-    VAPI_sr_desc_t list[2] = {
-        { .id = 1, .opcode = VAPI_SEND, .comp_type = VAPI_UNSIGNALED, .addr = (uintptr_t)first, .len = sizeof first },
-        { .id = 2, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED, .addr = (uintptr_t)second, .len = sizeof second },
-    };
-    VOK(EVAPI_post_sr_list(a.hca, a.qp, 2, list));
-    expect_completion(&a, a.scq, 2, VAPI_SUCCESS, sizeof second);
-    expect_completion(&b, b.rcq, 1, VAPI_SUCCESS, sizeof first);
-    uint8_t next[64];
-    post_recv(&b, 2, next, sizeof next);
-    VAPI_wc_desc_t wc;
-    VOK(EVAPI_poll_cq_block(b.hca, b.rcq, WAIT_USEC, &wc));
-    CHECK(wc.id == 2 && wc.status != VAPI_SUCCESS);   /* not the forged 100000-byte record */
-    char why[256];
-    VOK(EVAPI_query_qp_error(b.hca, b.qp, why, sizeof why));
-    if (!strstr(why, "changed a message")) fprintf(stderr, "queue pair error: '%s'\n", why);
-    CHECK(strstr(why, "changed a message") != NULL);
-    close_qp(&a);
-    close_qp(&b);
-    close_rest(&a);
-    close_rest(&b);
+    if (id == 0) {
+        char *over_second_length = eng.msg.buf + MV_WIRE_HEAD + MV_WIRE_HEADER + sizeof first;
+        post_recv(&c, 1, over_second_length, sizeof first);
+        CHECK_OK(deck_barrier());                  /* posted before node 1 sends */
+        expect_completion(&c, c.rcq, 1, VAPI_SUCCESS, sizeof first);
+        uint8_t next[64];
+        post_recv(&c, 2, next, sizeof next);
+        VAPI_wc_desc_t wc;
+        VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+        CHECK(wc.id == 2 && wc.status != VAPI_SUCCESS);   /* not the forged 100000-byte record */
+        char why[256];
+        VOK(EVAPI_query_qp_error(c.hca, c.qp, why, sizeof why));
+        if (!strstr(why, "changed a message")) fprintf(stderr, "queue pair error: '%s'\n", why);
+        CHECK(strstr(why, "changed a message") != NULL);
+    } else {
+        CHECK_OK(deck_barrier());
+        VAPI_sr_desc_t list[2] = {
+            { .id = 1, .opcode = VAPI_SEND, .comp_type = VAPI_UNSIGNALED, .addr = (uintptr_t)first, .len = sizeof first },
+            { .id = 2, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED, .addr = (uintptr_t)second, .len = sizeof second },
+        };
+        VOK(EVAPI_post_sr_list(c.hca, c.qp, 2, list));
+        expect_completion(&c, c.scq, 2, VAPI_SUCCESS, sizeof second);
+    }
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
     return 0;
 }
 
@@ -956,8 +962,8 @@ int main(void)
 {
     int failed = 0;
     failed += util_run_test("microvapi: two QPs of one process", 1, loopback_node, NULL);
-    failed += util_run_test("microvapi: a message rewritten while handed out fails its queue pair", 1,
-                            rewritten_node, NULL);
+    failed += util_run_test_on("sci", "microvapi: a message rewritten while handed out fails its queue pair", 2,
+                               rewritten_node, NULL);
     static const struct stream_test lists = { LISTS_1_TO_7, BLOCKING },
                                      bursts = { BURSTS, BLOCKING },
                                      racing = { LISTS_1_TO_7, RACING_THE_DAEMON },

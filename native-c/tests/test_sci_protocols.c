@@ -4,8 +4,8 @@
  * so protocol interleavings keep the sender's order), protocol-1 ring wrap-around, protocol-2
  * rounds, a slow receiver, protocol 3 into a message-segment buffer (zero copy) and into a
  * plain malloc'ed buffer (chunked fallback), truncation, timeouts, a mailbox of one's own;
- * messages posted in pieces (deck_mbox_postv_keyed) and retrieved in place
- * (deck_mbox_retrv_apply), on sci and, for their fallbacks, on tcp.
+ * messages posted in pieces (deck_mbox_postv_keyed; as many as DECK_GATHER_MAX, more than
+ * one vectored write takes) and retrieved in place (deck_mbox_retrv_apply), on sci and on tcp.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +52,7 @@ typedef struct plan {
     int           slow_every;     /* receiver sleeps 1 ms every this many (0: never) */
     int           plain_buffer;   /* receive into a malloc'ed buffer, not the message segment */
     int           p2_then_p1;     /* 300 protocol-2 messages, then protocol 1 and 2 alternating */
-    int           pieces;         /* the sender posts each message in three pieces, one empty */
+    int           pieces;         /* the sender posts each message in pieces: THREE or GATHER_MAX */
     int           apply;          /* the receiver takes each with deck_mbox_retrv_apply */
 } plan_t;
 
@@ -79,12 +79,37 @@ static void check_applied(const deck_msg_t *msg, void *arg)
     a->in_place += msg != a->scratch;
 }
 
-/* Message k posted as [0, len/3), an empty piece, [len/3, len). */
-static void post_in_pieces(deck_mbox_t *mb, const deck_msg_t *m)
+enum { THREE = 1, GATHER_MAX };
+
+/* What deck_mbox_retrv_apply handed over from a mailbox of this process, posted to by it. */
+static void check_own(const deck_msg_t *msg, void *arg)
 {
+    applied_t *a = arg;
+    expect(msg, a->k, 5000);
+    CHECK(msg->src == 0);
+    a->calls++;
+    a->in_place += msg != a->scratch;
+}
+
+/* Message k posted as [0, len/3), an empty piece, [len/3, len); or cut into DECK_GATHER_MAX
+ * pieces of len / DECK_GATHER_MAX bytes or one more (many of them empty for a short message). */
+static void post_in_pieces(deck_mbox_t *mb, const deck_msg_t *m, int how)
+{
+    static struct iovec iov[DECK_GATHER_MAX];
     unsigned long third = m->len / 3;
-    struct iovec iov[3] = { { m->buf, third }, { m->buf + third, 0 }, { m->buf + third, m->len - third } };
-    CHECK_OK(deck_mbox_postv_keyed(mb, iov, 3, DECK_KEY_ANY));
+    int cnt = how == THREE ? 3 : DECK_GATHER_MAX;
+    if (how == THREE) {
+        iov[0] = (struct iovec){ m->buf, third };
+        iov[1] = (struct iovec){ m->buf + third, 0 };
+        iov[2] = (struct iovec){ m->buf + third, m->len - third };
+    } else {
+        for (unsigned long i = 0, at = 0; i < DECK_GATHER_MAX; i++) {
+            unsigned long end = m->len * (i + 1) / DECK_GATHER_MAX;
+            iov[i] = (struct iovec){ m->buf + at, end - at };
+            at = end;
+        }
+    }
+    CHECK_OK(deck_mbox_postv_keyed(mb, iov, cnt, DECK_KEY_ANY));
 }
 
 static int stream_node(int id, int n, void *arg)
@@ -115,15 +140,15 @@ static int stream_node(int id, int n, void *arg)
                 expect(&m, k, plan_size(p, k));
             }
         }
-        /* sci hands protocol-2 messages over in place; tcp always retrieves into the scratch */
+        /* sci hands protocol-2 messages over in place; tcp every message (the one it read) */
         const char *transport = getenv("DECK_TRANSPORT");
-        if (p->apply) CHECK((a.in_place > 0) == (transport && strcmp(transport, "sci") == 0));
+        if (p->apply) CHECK(transport && strcmp(transport, "sci") == 0 ? a.in_place > 0 : a.in_place == p->count);
     } else {
         CHECK_OK(deck_msg_create(&m, CAP));
         CHECK_OK(deck_mbox_clone(&mb, "stream"));
         for (int k = 0; k < p->count; k++) {
             fill(&m, k, plan_size(p, k));
-            if (p->pieces) post_in_pieces(&mb, &m);
+            if (p->pieces) post_in_pieces(&mb, &m, p->pieces);
             else CHECK_OK(deck_mbox_post(&mb, &m));
         }
     }
@@ -166,6 +191,17 @@ static int edges_node(int id, int n, void *arg)
             CHECK_OK(deck_mbox_retrv(&self_in, &big));
             expect(&big, k, sizes[k * 3 + 1]);
         }
+        /* handed over in place from the queue, bounded by the scratch's size as a retrieve is */
+        for (int k = 0; k < 2; k++) {
+            fill(&big, k, 5000);
+            CHECK_OK(deck_mbox_post(&self_out, &big));
+        }
+        applied_t own = { .scratch = &small };
+        CHECK_RC(deck_mbox_retrv_apply(&self_in, &small, -1, check_own, &own), DECK_ETRUNC);
+        CHECK(own.calls == 0);
+        own.scratch = &big;
+        for (own.k = 0; own.k < 2; own.k++) CHECK_OK(deck_mbox_retrv_apply(&self_in, &big, -1, check_own, &own));
+        CHECK(own.calls == 2 && own.in_place == 2);
         CHECK_OK(deck_mbox_destroy(&self_out));
         CHECK_OK(deck_mbox_destroy(&self_in));
     } else {
@@ -237,13 +273,17 @@ int main(void)
     setenv("DECK_MSEG_SIZE", "2097152", 1);
     failed |= util_run_test("sci_message_segment_reuses_space", 1, mseg_node, NULL);
     unsetenv("DECK_MSEG_SIZE");
-    plan_t gathered = { .count = 400, .seed = 7, .pieces = 1 };
+    plan_t gathered = { .count = 400, .seed = 7, .pieces = THREE };
     plan_t in_place = { .count = 400, .seed = 5, .apply = 1 };
-    plan_t both = { .count = 400, .seed = 9, .pieces = 1, .apply = 1, .slow_every = 20 };
+    plan_t both = { .count = 400, .seed = 9, .pieces = THREE, .apply = 1, .slow_every = 20 };
+    plan_t most_pieces = { .count = 60, .seed = 11, .pieces = GATHER_MAX, .apply = 1 };
     failed |= util_run_test("sci_posts_in_pieces", 2, stream_node, &gathered);
     failed |= util_run_test("sci_retrieves_applied_in_place", 2, stream_node, &in_place);
     failed |= util_run_test("sci_pieces_applied_slow_receiver", 2, stream_node, &both);
+    failed |= util_run_test("sci_posts_in_the_most_pieces", 2, stream_node, &most_pieces);
     setenv("DECK_TRANSPORT", "tcp", 1);
-    failed |= util_run_test("tcp_pieces_applied_through_fallbacks", 2, stream_node, &both);
+    failed |= util_run_test("tcp_pieces_written_vectored_applied_in_place", 2, stream_node, &both);
+    failed |= util_run_test("tcp_posts_in_more_pieces_than_one_write_takes", 2, stream_node, &most_pieces);
+    failed |= util_run_test("tcp_truncation_timeouts_self", 2, edges_node, NULL);
     return failed;
 }
