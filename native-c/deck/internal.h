@@ -49,8 +49,11 @@ typedef struct deck_qmsg {
     char              data[];    /* the payload, read straight from the wire into here */
 } deck_qmsg_t;
 
-/* A message of len bytes from process `from`. */
+/* A message of len bytes from process `from` (qmsg.c: block-sized buffers are reused), freed
+ * with deck_qmsg_free; deck_qmsg_cache_free frees the buffers kept for reuse (deck_done). */
 deck_qmsg_t *deck_qmsg_alloc(size_t len, int from);
+void deck_qmsg_free(deck_qmsg_t *m);
+void deck_qmsg_cache_free(void);
 void deck_table_init(void);
 void deck_table_done(void);                                  /* frees every mailbox left */
 int  deck_table_add(const char *name, void **entry, int *index);

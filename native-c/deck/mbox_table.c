@@ -35,16 +35,9 @@ static mbox_entry_t **slots;
 static unsigned      *slot_gen;
 static int            nslots;
 
-deck_qmsg_t *deck_qmsg_alloc(size_t len, int from)
-{
-    deck_qmsg_t *m = malloc(sizeof *m + (len ? len : 1));
-    if (m) { m->next = NULL; m->len = len; m->from = from; }
-    return m;
-}
-
 static void free_queue(deck_qmsg_t *q)
 {
-    while (q) { deck_qmsg_t *n = q->next; free(q); q = n; }
+    while (q) { deck_qmsg_t *n = q->next; deck_qmsg_free(q); q = n; }
 }
 
 static void free_entry(mbox_entry_t *e)
@@ -69,6 +62,7 @@ void deck_table_done(void)
     free(slots);
     free(slot_gen);
     deck_table_init();
+    deck_qmsg_cache_free();
 }
 
 /* Called with table_lock held. */
@@ -143,7 +137,7 @@ int deck_table_deliver(int index, deck_qmsg_t *m)
     mbox_entry_t *e = (index >= 0 && slot < nslots) ? slots[slot] : NULL;
     if (!e || e->index != index) {
         deck_mutex_unlock(&table_lock);
-        free(m);
+        deck_qmsg_free(m);
         return deck_fail(DECK_ENOTFOUND, "deck_mbox_post: no mailbox with index %d here", index);
     }
     deck_mutex_lock(&e->lock);
@@ -279,7 +273,7 @@ static int copy_out(mbox_entry_t *e, deck_msg_t *msg)
     msg->len = q->len;
     msg->pos = 0;
     msg->src = q->from;
-    free(q);
+    deck_qmsg_free(q);
     return DECK_OK;
 }
 
@@ -289,7 +283,7 @@ static void apply_taken(deck_qmsg_t *q, deck_msg_fn fn, void *arg)
 {
     deck_msg_t view = { .buf = q->data, .size = q->len, .len = q->len, .src = q->from };
     fn(&view, arg);
-    free(q);
+    deck_qmsg_free(q);
 }
 
 /* Takes the head without waiting: into msg, or with `taken` unlinked into *taken (msg->size

@@ -42,7 +42,7 @@ static int data(tcp_conn_t *c, const tcp_frame_t *f)
     if (rc == DECK_ENOTFOUND) return discard(c, f->len);
     deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len, c->peer->id);
     if (!q) return bad(c, "no memory for its message");
-    if (tcp_io_read(&c->io, q->data, (size_t)f->len) <= 0) { free(q); return 0; }
+    if (tcp_io_read(&c->io, q->data, (size_t)f->len) <= 0) { deck_qmsg_free(q); return 0; }
     deck_core_deliver(f->index, q);     /* for a mailbox destroyed since, it is dropped */
     return 1;
 }
