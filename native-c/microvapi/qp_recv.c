@@ -28,7 +28,10 @@
 #define MV_CHUNK_MIN 4096u
 
 /* Hands the next record of buf[*off..len) to the request at the front of the receive queue,
- * with its completion; the caller checked that both exist. rq.lock held. */
+ * with its completion; the caller checked that both exist. rq.lock held. No record there (a
+ * message rewritten since take_data counted it): the rest of buf is dropped and the request
+ * stays posted, for take_data to fail the queue pair, which completes it with an error once
+ * the error is set (a poller that sees that completion also finds the reason). */
 static void hand_one(struct mv_qp *qp, const char *buf, uint32_t len, uint32_t *off)
 {
     struct mv_side *side = &qp->rq;
@@ -39,9 +42,10 @@ static void hand_one(struct mv_qp *qp, const char *buf, uint32_t len, uint32_t *
     /* Checked on arrival: only a sender that rewrote its message in shared memory since then
      * (take_data) gets here, and its queue pair then fails. */
     if (mv_wire_next(buf, len, off, &data, &dlen)) {
-        wc.status = VAPI_GENERAL_ERR;
         *off = len;
-    } else if (dlen > wr->len) {
+        return;
+    }
+    if (dlen > wr->len) {
         wc.status = VAPI_LOC_LEN_ERR;   /* this block is lost, the stream goes on */
         wc.byte_len = dlen;
     } else {
