@@ -84,6 +84,8 @@ typedef struct tcp_io {
 
 /* 1: read; 0: end of stream; -errno: failure. */
 int  tcp_io_read(tcp_io_t *io, void *buf, size_t n);
+/* One read of what is there, waiting for something: 1..max bytes read, 0 end, -errno. */
+ssize_t tcp_io_read_some(tcp_io_t *io, void *buf, size_t max);
 /* Writes every byte of the vector: 0, or the errno of the failure. Never raises SIGPIPE. */
 int  tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt);
 /* A frame and its payload in one write (one segment for a small message with TCP_NODELAY). */
@@ -92,6 +94,20 @@ int  tcp_io_send_frame(tcp_io_t *io, const tcp_frame_t *f, const void *payload);
  * and pieces in one vectored write: no copy of them into one buffer first. */
 int  tcp_io_send_framev(tcp_io_t *io, const tcp_frame_t *f, const struct iovec *pieces, int cnt);
 int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
+/* ---- tcp_inbuf.c: a connection's reads, buffered ---- */
+#define TCP_INBUF_BYTES 16384
+typedef struct tcp_inbuf {
+    tcp_io_t      *io;
+    unsigned char *buf;            /* TCP_INBUF_BYTES; bytes at..end read but not taken */
+    size_t         at, end;
+} tcp_inbuf_t;
+
+int  tcp_inbuf_init(tcp_inbuf_t *b, tcp_io_t *io);     /* DECK_OK or DECK_ENOMEM */
+void tcp_inbuf_free(tcp_inbuf_t *b);
+/* Exactly n bytes of the stream, as tcp_io_read: 1, 0 (end of stream) or -errno. */
+int  tcp_inbuf_read(tcp_inbuf_t *b, void *dst, size_t n);
+int  tcp_inbuf_read_frame(tcp_inbuf_t *b, tcp_frame_t *f);
+
 /* Wakes a thread blocked on the stream (shutdown); the descriptor stays open. */
 void tcp_io_shutdown(tcp_io_t *io);
 void tcp_io_close(tcp_io_t *io);
@@ -140,6 +156,7 @@ struct tcp_peer;
 
 typedef struct tcp_conn {
     tcp_io_t         io;
+    tcp_inbuf_t      in;           /* the reader's, over io */
     struct tcp_peer *peer;
     atomic_int       refs;         /* the reader, the peer (as its send connection), each sender */
     atomic_int       closed;

@@ -108,7 +108,12 @@ static void *reader_main(void *arg)
     tcp_conn_t *c = arg;
     tcp_frame_t f;
     if (c->tls && !encrypt_accepted(c)) atomic_store(&c->closed, 1);
-    while (!atomic_load(&c->closed) && tcp_io_read_frame(&c->io, &f) > 0 && tcp_frame_handle(c, &f)) {}
+    if (tcp_inbuf_init(&c->in, &c->io)) {
+        deck_log("tcp connection from %s: no memory for its read buffer; connection closed", c->origin);
+        atomic_store(&c->closed, 1);
+    }
+    while (!atomic_load(&c->closed) && tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f)) {}
+    tcp_inbuf_free(&c->in);
     end_connection(c);
     return NULL;
 }

@@ -27,7 +27,7 @@ static int discard(tcp_conn_t *c, uint64_t len)
     int ok = 1;
     while (ok && len > 0) {
         size_t n = len < DISCARD_CHUNK ? (size_t)len : DISCARD_CHUNK;
-        ok = tcp_io_read(&c->io, scratch, n) > 0;
+        ok = tcp_inbuf_read(&c->in, scratch, n) > 0;
         len -= n;
     }
     free(scratch);
@@ -42,7 +42,7 @@ static int data(tcp_conn_t *c, const tcp_frame_t *f)
     if (rc == DECK_ENOTFOUND) return discard(c, f->len);
     deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len, c->peer->id);
     if (!q) return bad(c, "no memory for its message");
-    if (tcp_io_read(&c->io, q->data, (size_t)f->len) <= 0) { deck_qmsg_free(q); return 0; }
+    if (tcp_inbuf_read(&c->in, q->data, (size_t)f->len) <= 0) { deck_qmsg_free(q); return 0; }
     deck_core_deliver(f->index, q);     /* for a mailbox destroyed since, it is dropped */
     return 1;
 }
@@ -51,7 +51,7 @@ static int lookup(tcp_conn_t *c, const tcp_frame_t *f)
 {
     char name[DECK_MBOX_NAME_MAX];
     if (f->len == 0 || f->len > TCP_NAME_MAX) return bad(c, "a mailbox name of a length no mailbox has");
-    if (tcp_io_read(&c->io, name, (size_t)f->len) <= 0) return 0;
+    if (tcp_inbuf_read(&c->in, name, (size_t)f->len) <= 0) return 0;
     if (memchr(name, '\0', (size_t)f->len)) return bad(c, "a mailbox name with a NUL byte");
     name[f->len] = '\0';
     tcp_frame_t reply = { .type = FRAME_LOOKUP_REPLY, .src = tcp_peers_self(), .index = -1, .len = 0 };

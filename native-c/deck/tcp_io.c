@@ -12,7 +12,7 @@
 #include "tcp.h"
 
 /* The TLS side of the stream, in tcp_tls.c. */
-int tcp_tls_read(tcp_io_t *io, void *buf, size_t n);
+ssize_t tcp_tls_read_some(tcp_io_t *io, void *buf, size_t max);
 int tcp_tls_writev(tcp_io_t *io, struct iovec *iov, int iovcnt);
 
 static void put64(unsigned char *p, uint64_t v)
@@ -72,25 +72,30 @@ static int plain_writev(int fd, struct iovec *iov, int iovcnt)
     return 0;
 }
 
-static int plain_read(int fd, void *buf, size_t n)
+static ssize_t plain_read_some(int fd, void *buf, size_t max)
 {
-    char *p = buf;
-    while (n > 0) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r == 0) return 0;
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        p += r;
-        n -= (size_t)r;
+    for (;;) {
+        ssize_t r = recv(fd, buf, max, 0);
+        if (r >= 0) return r;
+        if (errno != EINTR) return -errno;
     }
-    return 1;
+}
+
+ssize_t tcp_io_read_some(tcp_io_t *io, void *buf, size_t max)
+{
+    return io->tls ? tcp_tls_read_some(io, buf, max) : plain_read_some(io->fd, buf, max);
 }
 
 int tcp_io_read(tcp_io_t *io, void *buf, size_t n)
 {
-    return io->tls ? tcp_tls_read(io, buf, n) : plain_read(io->fd, buf, n);
+    char *p = buf;
+    while (n > 0) {
+        ssize_t r = tcp_io_read_some(io, p, n);
+        if (r <= 0) return (int)r;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
 }
 
 int tcp_io_writev(tcp_io_t *io, struct iovec *iov, int iovcnt)

@@ -204,19 +204,18 @@ static int ssl_step(tls_stream_t *t, void *in, const void *out, size_t n, int *e
     return r;
 }
 
-int tcp_tls_read(tcp_io_t *io, void *buf, size_t n)
+ssize_t tcp_tls_read_some(tcp_io_t *io, void *buf, size_t max)
 {
     tls_stream_t *t = io->tls;
-    char *p = buf;
     sigset_t old;
     hold_sigpipe(&old);
-    int rc = 1;
-    while (n > 0 && rc == 1) {
-        int err, r = ssl_step(t, p, NULL, n, &err);
-        if (r > 0) { p += r; n -= (size_t)r; continue; }
-        if (err == SSL_ERROR_ZERO_RETURN) rc = 0;
-        else if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) rc = errno ? -errno : 0;
-        else if ((rc = await(io->fd, err, -1)) == 0) rc = 1;   /* reads wait for ever: idle is fine */
+    ssize_t rc;
+    for (;;) {
+        int err, r = ssl_step(t, buf, NULL, max, &err);
+        if (r > 0) { rc = r; break; }
+        if (err == SSL_ERROR_ZERO_RETURN) { rc = 0; break; }
+        if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) { rc = errno ? -errno : 0; break; }
+        if ((rc = await(io->fd, err, -1)) != 0) break;   /* reads wait for ever: idle is fine */
     }
     release_sigpipe(&old);
     return rc;

@@ -1,6 +1,6 @@
 /*
  * Fuzz target: the reader of a proved DECK tcp connection (tcp_conn.c's reader loop over
- * tcp_io_read_frame and tcp_frames.c's tcp_frame_handle): everything node 1, once it has proved
+ * tcp_inbuf_read_frame and tcp_frames.c's tcp_frame_handle): everything node 1, once it has proved
  * itself with the run key, may send node 0. The input is the byte stream node 1 sends.
  *
  * The process is node 0 of a static tcp run of 2 nodes, started once in this process, with
@@ -113,13 +113,14 @@ static int run_stream(const uint8_t *data, size_t size, int hang_up)
     atomic_init(&c->closed, 0);
     deck_mutex_init(&c->send_lock);
     snprintf(c->origin, sizeof c->origin, "node 1 at fuzz input");
+    if (tcp_inbuf_init(&c->in, &c->io)) fuzz_die("out of memory");
 
     unsigned char partial[TCP_FRAME_BYTES];
     size_t have = 0;
     int answers = 0;
     tcp_frame_t f;
     long t0 = fuzz_now_ms();
-    while (!atomic_load(&c->closed) && tcp_io_read_frame(&c->io, &f) > 0) {
+    while (!atomic_load(&c->closed) && tcp_inbuf_read_frame(&c->in, &f) > 0) {
         int go = tcp_frame_handle(c, &f);
         if (sv[1] >= 0) answers += read_answers(sv[1], partial, &have);
         if (!go) break;
@@ -129,6 +130,7 @@ static int run_stream(const uint8_t *data, size_t size, int hang_up)
     drain(&watched, 4096);
     drain(&open_mb, 65536);
     if (deck_mbox_retrv_timed(&nobody, &msg, 0) != DECK_ETIMEDOUT) fuzz_die("the mailbox that admits nobody got a message");
+    tcp_inbuf_free(&c->in);
     deck_mutex_destroy(&c->send_lock);
     close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
