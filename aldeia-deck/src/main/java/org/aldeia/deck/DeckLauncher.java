@@ -12,6 +12,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,6 +58,8 @@ public final class DeckLauncher {
     private Path workDir;
     /** CPU of node i (taskset -c), or empty: the scheduler places every process. */
     private int[] cpus = new int[0];
+    /** Words before node i's command (see {@link #nodePrefix}). */
+    private final Map<Integer, List<String>> prefixes = new HashMap<>();
 
     public DeckLauncher(int nodes, Class<?> mainClass, String... args) {
         if (nodes < 1) {
@@ -132,6 +135,20 @@ public final class DeckLauncher {
             throw new IllegalArgumentException(nodeCpus.length + " CPUs given for " + nodes + " nodes");
         }
         this.cpus = nodeCpus.clone();
+        return this;
+    }
+
+    /**
+     * Words before node {@code node}'s command, e.g. {@code twohosts.sh exec ID A --} to start it
+     * in an emulated host (the bench's two-host placement); taskset, when {@link #pinned}, comes
+     * after them. The prefix must run the command as its own process or exec it, so that killing
+     * the process it starts kills the node.
+     */
+    public DeckLauncher nodePrefix(int node, List<String> prefix) {
+        if (node < 0 || node >= nodes) {
+            throw new IllegalArgumentException("node " + node + " is not one of the " + nodes + " nodes");
+        }
+        prefixes.put(node, List.copyOf(prefix));
         return this;
     }
 
@@ -250,7 +267,7 @@ public final class DeckLauncher {
             Files.writeString(conf, lines, StandardCharsets.UTF_8);
             options.add("-Daldeia.configuration=" + conf.toAbsolutePath());
         }
-        List<String> command = new ArrayList<>();
+        List<String> command = new ArrayList<>(prefixes.getOrDefault(id, List.of()));
         if (cpus.length > 0) {
             command.addAll(List.of("taskset", "-c", Integer.toString(cpus[id])));
         }

@@ -41,6 +41,18 @@ class DeckLauncherTest {
     }
 
     @Test
+    void aNodePrefixRunsBeforeThatNodesCommandOnly() throws Exception {
+        DeckLauncher.Result run = new DeckLauncher(2, LauncherProbeMain.class, "env").workDir(dir)
+                .nodePrefix(1, List.of("env", "PROBE_PREFIX=node1")).launch();
+        assertTrue(run.succeeded(), run::toString);
+        assertTrue(run.output(1).contains("PREFIX=node1\n"), run.output(1));
+        assertTrue(run.output(1).contains("DECK_ID=1\n"), run.output(1));
+        assertFalse(run.output(0).contains("PREFIX="), run.output(0));
+        assertThrows(IllegalArgumentException.class, () -> new DeckLauncher(2, LauncherProbeMain.class, "env")
+                .nodePrefix(2, List.of("env")));
+    }
+
+    @Test
     void nodesFileEntriesPutAnIpv6AddressInBrackets() throws Exception {
         assertEquals("127.0.0.1:5000", DeckLauncher.nodesFileEntry(InetAddress.getByName("127.0.0.1"), 5000));
         assertEquals("[0:0:0:0:0:0:0:1]:5001", DeckLauncher.nodesFileEntry(InetAddress.getByName("::1"), 5001));

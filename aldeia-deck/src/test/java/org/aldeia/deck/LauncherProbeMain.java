@@ -4,7 +4,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * A process for DeckLauncherTest, needing no DECK: "env" prints what the launcher gave it;
+ * A process for DeckLauncherTest, needing no DECK: "env" prints what the launcher gave it (and
+ * PROBE_PREFIX, which a node prefix may set);
  * "fail-node N CODE" exits with CODE on node N and sleeps elsewhere; "sleep" sleeps.
  */
 public final class LauncherProbeMain {
@@ -19,6 +20,9 @@ public final class LauncherProbeMain {
                 System.out.println("DECK_ID=" + id);
                 System.out.println("DECK_NODES=" + System.getenv(Deck.ENV_NODES));
                 System.out.print("NODES_FILE:\n" + Files.readString(Path.of(System.getenv(Deck.ENV_FILE))));
+                if (System.getenv("PROBE_PREFIX") != null) {
+                    System.out.println("PREFIX=" + System.getenv("PROBE_PREFIX"));
+                }
                 String conf = System.getProperty("aldeia.configuration");
                 if (conf != null) {
                     System.out.print("CONFIGURATION:\n" + Files.readString(Path.of(conf)));

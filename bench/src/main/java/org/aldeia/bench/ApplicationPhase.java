@@ -105,7 +105,7 @@ final class ApplicationPhase {
         ExecutorService callers = Executors.newFixedThreadPool(CONNECTIONS);
         try {
             for (int i = 0; i < CONNECTIONS; i++) {
-                connections.add(new AppConnection(kind.connect(PhaseListener.LOOPBACK, port), "app-" + i));
+                connections.add(new AppConnection(kind.connect(PhaseListener.SERVER, port), "app-" + i));
             }
             CyclicBarrier timedStart = new CyclicBarrier(CONNECTIONS);
             List<Future<Histogram>> calls = new ArrayList<>();

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
 public final class Bench {
 
     private static final Logger log = LoggerFactory.getLogger(Bench.class);
-    private static final String USAGE = "usage: Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin]"
+    private static final String USAGE = "usage: Bench [--quick] [--runs N] [--placement free|pinned|both|hosts|all] [--pin]"
             + " [--out DIR] [--only " + String.join(",", Selection.names()) + "]";
 
     private Bench() {
@@ -49,14 +49,25 @@ public final class Bench {
             Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
             Selection selection = Selection.parse(arguments.value("only", null));
             List<Row> rows = new ArrayList<>();
-            for (Transport transport : selection.transports()) {
-                for (Placement placement : placements) {
-                    rows.add(Row.of(transport, placement, runs(transport, placement, runs, out, quick)));
+            try (Hosts hosts = new Hosts(placements.contains(Placement.HOSTS))) {
+                for (Transport transport : selection.transports()) {
+                    for (Placement placement : placements) {
+                        if (placement != Placement.HOSTS) {
+                            rows.add(Row.of(transport, placement, runs(transport, placement, null, runs, out, quick)));
+                        } else if (transport.crossesHosts()) {
+                            rows.add(hosts.failure() != null
+                                    ? Row.of(transport.optionName(), transport.label(), transport.ordinal(), placement,
+                                            List.of(), hosts.failure())
+                                    : Row.of(transport, placement, runs(transport, placement, hosts.hosts(), runs, out, quick)));
+                        }
+                    }
                 }
             }
             for (Anchor anchor : selection.anchors()) {
                 for (Placement placement : placements) {
-                    rows.add(anchor.measure(placement, runs, quick, out));
+                    if (placement != Placement.HOSTS) { // the anchors' tools run on one host
+                        rows.add(anchor.measure(placement, runs, quick, out));
+                    }
                 }
             }
             System.out.println();
@@ -92,14 +103,52 @@ public final class Bench {
     }
 
     /**
-     * {@code runs} runs of one transport in one placement; after a run that measured nothing
-     * (the transport cannot run here) the others are skipped, as they would only fail again.
+     * The emulated hosts of the {@link Placement#HOSTS} rows, made once when a row needs them;
+     * why they cannot be made here becomes those rows' reason instead of failing the bench.
      */
-    private static List<TransportResult> runs(Transport transport, Placement placement, int runs, Path out, boolean quick)
-            throws IOException, InterruptedException {
+    private static final class Hosts implements AutoCloseable {
+        private EmulatedHosts hosts;
+        private String failure;
+
+        Hosts(boolean wanted) throws InterruptedException {
+            if (!wanted) {
+                return;
+            }
+            try {
+                hosts = EmulatedHosts.up();
+            } catch (IOException e) {
+                log.warn("bench: the {} placement is n/a: {}", Placement.HOSTS.label(), e.getMessage());
+                failure = e.getMessage();
+            }
+        }
+
+        EmulatedHosts hosts() {
+            return hosts;
+        }
+
+        /** Why there are no hosts, or null. */
+        String failure() {
+            return failure;
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (hosts != null) {
+                hosts.close();
+            }
+        }
+    }
+
+    /**
+     * {@code runs} runs of one transport in one placement ({@code hosts}: the emulated hosts of
+     * {@link Placement#HOSTS}, else null); after a run that measured nothing (the transport
+     * cannot run here) the others are skipped, as they would only fail again.
+     */
+    private static List<TransportResult> runs(Transport transport, Placement placement, EmulatedHosts hosts, int runs,
+            Path out, boolean quick) throws IOException, InterruptedException {
         List<TransportResult> results = new ArrayList<>();
         for (int run = 1; run <= runs; run++) {
-            TransportResult result = run(transport, placement, run, out, quick);
+            TransportResult result = run(transport, placement, hosts, run, out, quick);
             results.add(result);
             if (result.measurements().isEmpty()) {
                 break;
@@ -109,8 +158,8 @@ public final class Bench {
     }
 
     /** Runs one transport's two JVMs once; a failure becomes the result's reason, never an exception. */
-    static TransportResult run(Transport transport, Placement placement, int number, Path out, boolean quick)
-            throws IOException, InterruptedException {
+    static TransportResult run(Transport transport, Placement placement, EmulatedHosts hosts, int number, Path out,
+            boolean quick) throws IOException, InterruptedException {
         Path dir = out.resolve("bench-runs").resolve(transport.optionName()).resolve(placement.label() + "-" + number);
         Files.createDirectories(dir);
         Path rendezvous = dir.resolve("server.address");
@@ -129,6 +178,12 @@ public final class Bench {
                     .workDir(dir);
             if (placement.cpus().length > 0) {
                 launcher.pinned(placement.cpus());
+            }
+            if (hosts != null) {
+                // The client reaches the server at host A's address, RMI's stubs name it too.
+                launcher.nodePrefix(0, hosts.prefix(0)).nodePrefix(1, hosts.prefix(1))
+                        .jvmOptions("-D" + PhaseListener.SERVER_PROPERTY + "=" + EmulatedHosts.SERVER_ADDRESS,
+                                "-Djava.rmi.server.hostname=" + EmulatedHosts.SERVER_ADDRESS);
             }
             // Static DECK rows: each JVM gets its aldeia-<i>.conf with the row's DECK transport;
             // dynamic rows with settings share one aldeia.conf.

@@ -86,7 +86,7 @@ final class ConnectionSetup {
     }
 
     private void connectEchoClose(int port, int index) throws IOException {
-        try (Socket socket = kind.connect(PhaseListener.LOOPBACK, port)) {
+        try (Socket socket = kind.connect(PhaseListener.SERVER, port)) {
             OutputStream out = socket.getOutputStream();
             int sent = index & 0x7f;
             out.write(sent);

@@ -1,7 +1,6 @@
 package org.aldeia.bench;
 
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.StandardProtocolFamily;
@@ -58,8 +57,7 @@ final class Links {
             case AERON_IPC:
                 return awaitPeer(AeronLink.connectClient(Path.of(address)));
             default:
-                Socket socket = socketKind(transport).connect(InetAddress.getLoopbackAddress().getHostAddress(),
-                        Integer.parseInt(address));
+                Socket socket = socketKind(transport).connect(PhaseListener.SERVER, Integer.parseInt(address));
                 return new StreamLink(transport.label(), socket.getInputStream(), socket.getOutputStream(), socket);
         }
     }

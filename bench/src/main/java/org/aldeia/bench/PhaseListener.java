@@ -17,8 +17,13 @@ import org.aldeia.samples.SocketKind;
  */
 final class PhaseListener {
 
-    /** Where a phase's client connects: the server listens on this machine. */
-    static final String LOOPBACK = InetAddress.getLoopbackAddress().getHostAddress();
+    /**
+     * Where a client connects: the server's address as the client reaches it, the system
+     * property {@value #SERVER_PROPERTY} ({@link Bench} sets it for the emulated hosts), else
+     * loopback: the server runs on this machine.
+     */
+    static final String SERVER_PROPERTY = "aldeia.bench.server";
+    static final String SERVER = System.getProperty(SERVER_PROPERTY, InetAddress.getLoopbackAddress().getHostAddress());
 
     private PhaseListener() {
     }

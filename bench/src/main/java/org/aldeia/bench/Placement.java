@@ -11,7 +11,13 @@ enum Placement {
     /** The scheduler places both processes (and may move them). */
     FREE("free", new int[0]),
     /** Server on core 0, client on core 1 (taskset): every wake-up crosses cores. */
-    PINNED("pinned", new int[] {0, 1});
+    PINNED("pinned", new int[] {0, 1}),
+    /**
+     * Server in emulated host A on core 0, client in host B on core 1 ({@link EmulatedHosts}):
+     * TCP over a veth pair between two network namespaces, as between two machines of one rack
+     * minus the wire; only rows that can cross hosts run here ({@link Transport#crossesHosts()}).
+     */
+    HOSTS("2 hosts", new int[] {0, 1});
 
     private final String label;
     private final int[] cpus;
@@ -35,7 +41,7 @@ enum Placement {
         return cpus.length == 0 ? List.of() : List.of("taskset", "-c", Integer.toString(cpus[node]));
     }
 
-    /** {@code free}, {@code pinned} or {@code both}, as --placement takes them. */
+    /** {@code free}, {@code pinned}, {@code both} (free and pinned), {@code hosts} or {@code all}, as --placement takes them. */
     static List<Placement> parse(String option) {
         switch (option.toLowerCase(Locale.ROOT)) {
             case "free":
@@ -44,8 +50,12 @@ enum Placement {
                 return List.of(PINNED);
             case "both":
                 return List.of(FREE, PINNED);
+            case "hosts":
+                return List.of(HOSTS);
+            case "all":
+                return List.of(FREE, PINNED, HOSTS);
             default:
-                throw new IllegalArgumentException("--placement must be free, pinned or both, not '" + option + "'");
+                throw new IllegalArgumentException("--placement must be free, pinned, both, hosts or all, not '" + option + "'");
         }
     }
 }

@@ -72,7 +72,7 @@ final class ResultsChart {
                 Color colour = colourOf(row.order());
                 // Rows' bars at one size would cover each other: each row's a few pixels aside.
                 int barOffset = (i % 9 - 4) * 3;
-                boolean dashed = row.placement() == Placement.PINNED;
+                boolean dashed = row.placement() != Placement.FREE;
                 latency.drawSeries(g, colour, dashed, points(row, sizes, Cell::value));
                 for (double[] bar : points(row, sizes, Cell::p99)) {
                     row.cell(Metric.LATENCY, (int) bar[0]).ifPresent(c -> latency.drawBar(g, colour, bar[0], barOffset,
@@ -88,7 +88,8 @@ final class ResultsChart {
             }
             g.setColor(Color.BLACK);
             g.setFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
-            g.drawString("solid: free placement; dashed: pinned (server core 0, client core 1); each point the median of the runs",
+            g.drawString("solid: free placement; dashed: pinned (server core 0, client core 1), on one host or on two"
+                    + " emulated hosts (see the table); each point the median of the runs",
                     MARGIN_LEFT, HEIGHT - 14);
         } finally {
             g.dispose();

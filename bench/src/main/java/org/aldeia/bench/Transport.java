@@ -10,7 +10,7 @@ enum Transport {
     JDK_LOOPBACK("JDK Socket, loopback TCP", null, List.of()),
     JDK_UNIX("JDK Unix-domain SocketChannel", null, List.of()),
     /** No configuration at all: DECK auto reaches the other JVM (this host) through sci. */
-    ALDEIA_DYNAMIC_AUTO("Aldeia, DECK dynamic/auto (sci)", null, List.of()),
+    ALDEIA_DYNAMIC_AUTO("Aldeia, DECK dynamic/auto", null, List.of()),
     ALDEIA_DYNAMIC_TCP("Aldeia, DECK dynamic/tcp", null, List.of(), Map.of("deck_transport", "tcp")),
     /**
      * The zero-code way: java.net's own Socket and ServerSocket after Aldeia.install() (what the
@@ -98,6 +98,15 @@ enum Transport {
     /** What both JVMs of this transport need on their command line. */
     List<String> jvmOptions() {
         return jvmOptions;
+    }
+
+    /**
+     * Whether the row can run between two hosts: TCP sockets, and Aldeia with no configuration
+     * or DECK dynamic/tcp. Not Unix sockets, Aeron IPC or shared memory, which need one host,
+     * nor the static DECK rows, whose nodes file names loopback.
+     */
+    boolean crossesHosts() {
+        return this == JDK_LOOPBACK || this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP;
     }
 
     boolean isAldeia() {
