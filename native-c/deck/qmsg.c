@@ -13,7 +13,7 @@
 #include "internal.h"
 
 #define QMSG_CACHE_MIN   (16u * 1024)
-#define QMSG_CACHE_BYTES (64u * 1024 + 1024)   /* MicroVAPI's largest message (mv_wire_capacity) fits */
+#define QMSG_CACHE_BYTES (64u * 1024 + 1024)   /* MicroVAPI's largest at mtu 64 KiB (65 808 B) fits */
 #define QMSG_CACHED      8
 
 static deck_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
