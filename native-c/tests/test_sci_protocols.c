@@ -14,7 +14,8 @@
 
 #define BIG (1ul << 20)
 #define CAP (3 * BIG + 64)        /* receiving messages: room for the 3 MiB chunked messages */
-static const unsigned long sizes[] = { 0, 1, 62, 63, 64, 1000, 8192, 8193, 100000, BIG };
+/* 40000: on tcp, a queued message in a reused buffer (qmsg.c keeps 16..65 KiB ones) */
+static const unsigned long sizes[] = { 0, 1, 62, 63, 64, 1000, 8192, 8193, 40000, 100000, BIG };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 static unsigned char pat(int k, unsigned long j) { return (unsigned char)(k * 131 + j * 7 + (j >> 8)); }
