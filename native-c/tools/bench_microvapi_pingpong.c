@@ -6,12 +6,7 @@
  *   build/rel/bench_microvapi_pingpong [size [sci|tcp [iterations]]]
  * with PIN=1 for node 0 on CPU 0 and node 1 on CPU 1, PIN=same for both on CPU 0).
  */
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
+#include "bench_util.h"
 #include "util_vapi.h"
 
 #define BUFFERS 16
@@ -20,30 +15,6 @@
 
 static uint32_t size = 64;
 static int iterations = 200000;
-
-static double now_us(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void pin(int id)
-{
-    const char *how = getenv("PIN");
-    if (!how)
-        return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(strcmp(how, "same") == 0 ? 0 : id, &set);
-    CHECK(sched_setaffinity(0, sizeof set, &set) == 0);
-}
 
 static void send_one(struct conn *c, uint64_t id, const char *buf)
 {
@@ -66,7 +37,7 @@ static int node(int id, int n, void *arg)
 {
     (void)n;
     (void)arg;
-    pin(id);
+    bench_pin(id);
     struct conn c;
     open_conn_on(&c, "microvapi:mtu=65536", 64, BUFFERS);
     uint32_t peer_qp, peer_id;
@@ -81,26 +52,21 @@ static int node(int id, int n, void *arg)
                                   .addr = (uintptr_t)(in + (size_t)i * MTU), .len = MTU };
     VOK(EVAPI_post_rr_list(c.hca, c.qp, BUFFERS, rr));
     for (int k = 0; k < WARMUP + iterations; k++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         if (id == 1) {
             send_one(&c, (uint64_t)k, out);
             receive_one(&c, rr);
             if (k >= WARMUP)
-                round_trip[k - WARMUP] = now_us() - t0;
+                round_trip[k - WARMUP] = bench_now_us() - t0;
         } else {
             receive_one(&c, rr);
             send_one(&c, (uint64_t)k, out);
         }
     }
     if (id == 1) {
-        double total = 0;
-        for (int k = 0; k < iterations; k++)
-            total += round_trip[k];
-        qsort(round_trip, (size_t)iterations, sizeof *round_trip, by_value);
-        printf("MicroVAPI ping-pong over %s, %u B, %d round trips: one-way median %.3f us, "
-               "p99 %.3f us, mean %.3f us\n", getenv("DECK_TRANSPORT"), size, iterations,
-               round_trip[iterations / 2] / 2, round_trip[(size_t)iterations * 99 / 100] / 2,
-               total / iterations / 2);
+        char what[96];
+        snprintf(what, sizeof what, "MicroVAPI ping-pong over %s, %u B", getenv("DECK_TRANSPORT"), size);
+        bench_report(what, round_trip, iterations);
     }
     CHECK_OK(deck_barrier());
     close_qp(&c);
