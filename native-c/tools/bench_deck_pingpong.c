@@ -62,13 +62,5 @@ static int node(int id, int n, void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        size = strtoul(argv[1], NULL, 10);
-    if (argc > 3)
-        iterations = atoi(argv[3]);
-    if (size > MAX_SIZE || iterations < 1) {
-        fprintf(stderr, "usage: %s [size <= %u [sci|tcp [iterations > 0]]]\n", argv[0], MAX_SIZE);
-        return 2;
-    }
-    return util_run_nodes_on(argc > 2 ? argv[2] : "sci", 2, node, NULL, 600);
+    return bench_main(argc, argv, &size, &iterations, MAX_SIZE, node);
 }

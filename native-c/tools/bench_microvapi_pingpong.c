@@ -13,7 +13,7 @@
 #define MTU     65536u
 #define WARMUP  1000
 
-static uint32_t size = 64;
+static unsigned long size = 64;
 static int iterations = 200000;
 
 static void send_one(struct conn *c, uint64_t id, const char *buf)
@@ -65,7 +65,7 @@ static int node(int id, int n, void *arg)
     }
     if (id == 1) {
         char what[96];
-        snprintf(what, sizeof what, "MicroVAPI ping-pong over %s, %u B", getenv("DECK_TRANSPORT"), size);
+        snprintf(what, sizeof what, "MicroVAPI ping-pong over %s, %lu B", getenv("DECK_TRANSPORT"), size);
         bench_report(what, round_trip, iterations);
     }
     CHECK_OK(deck_barrier());
@@ -79,13 +79,5 @@ static int node(int id, int n, void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc > 1)
-        size = (uint32_t)strtoul(argv[1], NULL, 10);
-    if (argc > 3)
-        iterations = atoi(argv[3]);
-    if (size > MTU || iterations < 1) {
-        fprintf(stderr, "usage: %s [size <= %u [sci|tcp [iterations > 0]]]\n", argv[0], MTU);
-        return 2;
-    }
-    return util_run_nodes_on(argc > 2 ? argv[2] : "sci", 2, node, NULL, 600);
+    return bench_main(argc, argv, &size, &iterations, MTU, node);
 }

@@ -48,4 +48,20 @@ static inline void bench_report(const char *what, double *round_trip, int n)
            round_trip[n / 2] / 2, round_trip[(size_t)n * 99 / 100] / 2, total / n / 2);
 }
 
+/* The tools' arguments, [size [sci|tcp [iterations]]] (size at most max): runs `node` as the two
+ * nodes of a DECK static run over that transport (sci by default); 2 with the usage on bad values. */
+static inline int bench_main(int argc, char **argv, unsigned long *size, int *iterations, unsigned long max,
+                             util_node_fn node)
+{
+    if (argc > 1)
+        *size = strtoul(argv[1], NULL, 10);
+    if (argc > 3)
+        *iterations = atoi(argv[3]);
+    if (*size > max || *iterations < 1) {
+        fprintf(stderr, "usage: %s [size <= %lu [sci|tcp [iterations > 0]]]\n", argv[0], max);
+        return 2;
+    }
+    return util_run_nodes_on(argc > 2 ? argv[2] : "sci", 2, node, NULL, 600);
+}
+
 #endif
