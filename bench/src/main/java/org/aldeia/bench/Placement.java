@@ -17,7 +17,7 @@ enum Placement {
      * TCP over a veth pair between two network namespaces, as between two machines of one rack
      * minus the wire; only rows that can cross hosts run here ({@link Transport#crossesHosts()}).
      */
-    HOSTS("2 hosts", new int[] {0, 1});
+    HOSTS("hosts", new int[] {0, 1});
 
     private final String label;
     private final int[] cpus;
