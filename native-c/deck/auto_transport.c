@@ -109,7 +109,7 @@ static void auto_done(void)
 
 static int auto_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
-    if (node == deck_core_self()) return sci_postv_self(index, iov, cnt, len);
+    if (node == deck_core_self()) return deck_core_post_self(index, iov, cnt, len);
     route_t *r = find(node);
     if (!r || r->why != VIA_SCI) return deck_tcp_transport.postv_keyed(node, index, iov, cnt, len, key);
     if (!sci_route_valid(r)) return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);

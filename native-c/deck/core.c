@@ -88,6 +88,14 @@ int deck_core_deliver(int index, deck_qmsg_t *m)
     return rc;
 }
 
+int deck_core_post_self(int index, const struct iovec *iov, int cnt, size_t len)
+{
+    deck_qmsg_t *q = deck_qmsg_alloc(len, core.self);
+    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
+    deck_gather_copy(q->data, iov, cnt, 0, len);
+    return deck_core_deliver(index, q);
+}
+
 const char *deck_core_nodes_file(void) { return core.nodes_file; }
 
 int deck_init_static(int id, int nnodes, const char *nodes_file)

@@ -65,6 +65,10 @@ void deck_table_peer_gone(int node);                         /* wakes watchers o
 /* deck_table_deliver, then the transport's `delivered` hook: how incoming data is queued
  * (core.c). */
 int  deck_core_deliver(int index, deck_qmsg_t *m);
+/* A post to mailbox `index` of this process: the len bytes of iov[0..cnt) copied into a queued
+ * message and delivered (deck_core_deliver). Every transport posts to itself so: a full ring or
+ * a rendezvous with itself would block a thread that also retrieves. */
+int  deck_core_post_self(int index, const struct iovec *iov, int cnt, size_t len);
 void deck_table_remove(void *entry);                         /* wakes retrievers, frees */
 int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
 /* deck_entry_take for deck_mbox_retrv_apply: the queued message itself is handed to fn (no copy

@@ -143,10 +143,7 @@ int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int
     if (mb->node != deck_core_self() || tp->retrv) {   /* such a transport receives everything itself */
         return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key >= 0 ? key % DECK_MBOX_KEYS : -1);
     }
-    deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
-    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
-    deck_gather_copy(q->data, iov, cnt, 0, len);
-    return deck_table_deliver(mb->index, q);
+    return deck_core_post_self(mb->index, iov, cnt, len);
 }
 
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)

@@ -241,7 +241,6 @@ void sci_mbox_key_ring(int index, int key);
 int  sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms);
 int  sci_mbox_key_poller(int index, int key);
 void sci_out_done(void);
-int  sci_postv_self(int index, const struct iovec *iov, int cnt, size_t len);
 void sci_mbox_ring_index(int index);    /* wakes the (plain) retrievers of mailbox `index` */
 int  sci_mbox_created(int index, const char *name);
 void sci_mbox_destroyed(int index);

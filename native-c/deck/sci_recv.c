@@ -198,14 +198,6 @@ void sci_in_done(void)
         }
 }
 
-int sci_postv_self(int index, const struct iovec *iov, int cnt, size_t len)
-{
-    deck_qmsg_t *q = deck_qmsg_alloc(len, deck_core_self());
-    if (!q) return deck_fail(DECK_ENOMEM, "deck_mbox_post: cannot queue %zu bytes", len);
-    deck_gather_copy(q->data, iov, cnt, 0, len);
-    return deck_core_deliver(index, q);            /* queued, then sci_mbox_ring_index */
-}
-
 void sci_mbox_ring_index(int index)
 {
     int slot = index & 0xffff;

@@ -9,7 +9,7 @@
  * A sender only ever polls its own control segment (the flow lines the receiver writes).
  * A message may come in pieces (deck_mbox_postv_keyed): each protocol copies them straight to
  * where the receiver reads, so a piece is read once.
- * Posts to a mailbox of this same process are queued locally instead (sci_postv_self), as with
+ * Posts to a mailbox of this same process are queued locally instead (deck_core_post_self), as with
  * tcp: a full ring or a rendezvous with itself would block a thread that also retrieves.
  */
 #include <stddef.h>
@@ -303,7 +303,7 @@ int sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_
 {
     int slot = index & 0xffff;
     if (node < 0 || node >= sci.n || index <= 0 || slot >= SCI_MAX_MBOX) return gone(node, index);
-    if (node == sci.self) return sci_postv_self(index, iov, cnt, len);
+    if (node == sci.self) return deck_core_post_self(index, iov, cnt, len);   /* queued, then sci_mbox_ring_index */
     sci_out_t *o = out_get(node, slot);
     if (!o) return deck_fail(DECK_ENOMEM, "deck_mbox_post: out of memory");
     pthread_mutex_lock(&o->lock);
