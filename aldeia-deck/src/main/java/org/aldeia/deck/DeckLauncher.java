@@ -60,6 +60,8 @@ public final class DeckLauncher {
     private int[] cpus = new int[0];
     /** Words before node i's command (see {@link #nodePrefix}). */
     private final Map<Integer, List<String>> prefixes = new HashMap<>();
+    /** Node i's address in the nodes file when not loopback (see {@link #nodeAddress}). */
+    private final Map<Integer, InetAddress> addresses = new HashMap<>();
 
     public DeckLauncher(int nodes, Class<?> mainClass, String... args) {
         if (nodes < 1) {
@@ -145,11 +147,26 @@ public final class DeckLauncher {
      * the process it starts kills the node.
      */
     public DeckLauncher nodePrefix(int node, List<String> prefix) {
+        prefixes.put(checkedNode(node), List.copyOf(prefix));
+        return this;
+    }
+
+    /**
+     * Node {@code node}'s address in the nodes file instead of loopback: the address it has in
+     * the emulated host its {@link #nodePrefix} starts it in, where DECK tcp listens and the
+     * other nodes connect. Its port is still probed free on this host's loopback, which is
+     * enough for a host of its own (a fresh network namespace has every port free).
+     */
+    public DeckLauncher nodeAddress(int node, InetAddress address) {
+        addresses.put(checkedNode(node), address);
+        return this;
+    }
+
+    private int checkedNode(int node) {
         if (node < 0 || node >= nodes) {
             throw new IllegalArgumentException("node " + node + " is not one of the " + nodes + " nodes");
         }
-        prefixes.put(node, List.copyOf(prefix));
-        return this;
+        return node;
     }
 
     /** Where the nodes file, configuration files and outputs go; default a new temporary directory. */
@@ -181,6 +198,11 @@ public final class DeckLauncher {
      * node (the JVM's loopback address: "[::1]:port" when it prefers IPv6), each port free when probed. The probe sockets are all open at once so the ports differ.
      */
     public static Path writeNodesFile(Path file, int count) throws IOException {
+        return writeNodesFile(file, count, Map.of());
+    }
+
+    /** As {@link #writeNodesFile(Path, int)}, with node i at {@code addresses.get(i)} where there is one. */
+    private static Path writeNodesFile(Path file, int count, Map<Integer, InetAddress> addresses) throws IOException {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         List<ServerSocket> probes = new ArrayList<>();
         StringBuilder lines = new StringBuilder("# DECK nodes file written by DeckLauncher: node i on line i\n");
@@ -188,7 +210,7 @@ public final class DeckLauncher {
             for (int i = 0; i < count; i++) {
                 ServerSocket probe = new ServerSocket(0, 1, loopback);
                 probes.add(probe);
-                lines.append(nodesFileEntry(loopback, probe.getLocalPort())).append('\n');
+                lines.append(nodesFileEntry(addresses.getOrDefault(i, loopback), probe.getLocalPort())).append('\n');
             }
         } finally {
             for (ServerSocket probe : probes) {
@@ -230,7 +252,7 @@ public final class DeckLauncher {
 
     private Result run(boolean aldeia) throws IOException, InterruptedException {
         Path dir = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("deck-run-");
-        Path nodesFile = writeNodesFile(dir.resolve("nodes"), nodes).toAbsolutePath();
+        Path nodesFile = writeNodesFile(dir.resolve("nodes"), nodes, addresses).toAbsolutePath();
         Path secret = environment.containsKey(Deck.ENV_SECRET_FILE) ? null
                 : writeRunSecret(dir.resolve("run.secret")).toAbsolutePath();
         List<Process> processes = new ArrayList<>();

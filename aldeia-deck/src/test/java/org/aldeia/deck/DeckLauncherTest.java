@@ -53,6 +53,20 @@ class DeckLauncherTest {
     }
 
     @Test
+    void aNodeAddressReplacesLoopbackOnThatNodesLineOnly() throws Exception {
+        DeckLauncher.Result run = new DeckLauncher(3, LauncherProbeMain.class, "env").workDir(dir)
+                .nodeAddress(1, InetAddress.getByName("198.18.0.2")).launch();
+        assertTrue(run.succeeded(), run::toString);
+        List<String> nodes = Files.readAllLines(dir.resolve("nodes")).stream()
+                .filter(line -> !line.startsWith("#")).toList();
+        assertTrue(nodes.get(0).matches("127\\.0\\.0\\.1:\\d+"), nodes::toString);
+        assertTrue(nodes.get(1).matches("198\\.18\\.0\\.2:\\d+"), nodes::toString);
+        assertTrue(nodes.get(2).matches("127\\.0\\.0\\.1:\\d+"), nodes::toString);
+        assertThrows(IllegalArgumentException.class, () -> new DeckLauncher(2, LauncherProbeMain.class, "env")
+                .nodeAddress(2, InetAddress.getLoopbackAddress()));
+    }
+
+    @Test
     void nodesFileEntriesPutAnIpv6AddressInBrackets() throws Exception {
         assertEquals("127.0.0.1:5000", DeckLauncher.nodesFileEntry(InetAddress.getByName("127.0.0.1"), 5000));
         assertEquals("[0:0:0:0:0:0:0:1]:5001", DeckLauncher.nodesFileEntry(InetAddress.getByName("::1"), 5001));

@@ -182,6 +182,7 @@ public final class Bench {
             if (hosts != null) {
                 // The client reaches the server at host A's address, RMI's stubs name it too.
                 launcher.nodePrefix(0, hosts.prefix(0)).nodePrefix(1, hosts.prefix(1))
+                        .nodeAddress(0, hosts.address(0)).nodeAddress(1, hosts.address(1))
                         .jvmOptions("-D" + PhaseListener.SERVER_PROPERTY + "=" + EmulatedHosts.SERVER_ADDRESS,
                                 "-Djava.rmi.server.hostname=" + EmulatedHosts.SERVER_ADDRESS);
             }

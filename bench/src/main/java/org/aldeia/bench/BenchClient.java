@@ -3,6 +3,7 @@ package org.aldeia.bench;
 import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Consumer;
@@ -12,8 +13,8 @@ import org.HdrHistogram.Histogram;
 /**
  * The measuring side: a ping-pong per message size (each round trip timed into a histogram),
  * the CPU time of both JVMs over the 64 B ping-pong, a one-way stream per write size
- * acknowledged by the server, then the connection set-up, application and RMI phases when the
- * row has them. Every echo
+ * acknowledged by the server, the asynchronous write per message size, then the connection
+ * set-up, application and RMI phases when the row has them. Every echo
  * is checked, so a transport that loses, corrupts or replays data fails instead of reporting a
  * fast number.
  */
@@ -24,6 +25,14 @@ final class BenchClient {
     static final int LARGEST_SIZE = 1024 * 1024;
     /** Bytes per write of the streaming tests: 64 KiB and 1 MiB. */
     static final List<Integer> STREAM_CHUNKS = List.of(64 * 1024, 1024 * 1024);
+    /**
+     * Message sizes of the asynchronous-write phase: the thesis's 10 000 B (Fig. 5.8: 91 µs for
+     * write() to return on DECK/TCP against about 1000 µs until the data was across) and 1 MB.
+     */
+    static final List<Integer> ASYNC_SIZES = List.of(10_000, 1_000_000);
+    /** The largest payload the client sends: what the server's receive frame must hold. */
+    static final int LARGEST_MESSAGE = Math.max(LARGEST_SIZE, Math.max(Collections.max(STREAM_CHUNKS),
+            Collections.max(ASYNC_SIZES)));
     /** The ping-pong whose CPU time (both JVMs) is measured: the small message a request/response sends. */
     static final int CPU_SIZE = 64;
     /**
@@ -51,6 +60,9 @@ final class BenchClient {
         for (int chunk : STREAM_CHUNKS) {
             report.accept(stream(chunk));
         }
+        for (int size : ASYNC_SIZES) {
+            asyncWrite(size).forEach(report);
+        }
         if (phases.setup().isPresent()) {
             phases.setup().get().measure(link, pacing.setupWarmup(), pacing.setupConnections(), pacing.setupSteadyAfter())
                     .forEach(report);
@@ -73,20 +85,11 @@ final class BenchClient {
     void pingPong(int size, Consumer<Measurement> report) throws IOException {
         byte[][] frames = alternatingFrames(size);
         byte[] echo = new byte[HEADER_BYTES + size];
-        long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
-        long start = System.nanoTime();
-        long rounds = 0;
-        long elapsed;
-        do {
-            roundTrip(frames[(int) (rounds & 1)], echo, size);
-            rounds++;
-            elapsed = System.nanoTime() - start;
-        } while (rounds < pacing.minIterations() || elapsed < warmupNanos);
-        long count = pacing.count(pacing.targetSeconds(), (double) elapsed / rounds);
+        long count = warmUp(round -> roundTrip(frames[(int) (round & 1)], echo, size));
         boolean cpu = size == CPU_SIZE;
         long cpuBefore = cpu ? serverCpuNanos() + ProcessCpu.nanos() : 0;
         Histogram roundTrips = new Histogram(3);
-        start = System.nanoTime();
+        long start = System.nanoTime();
         // One clock read per round trip: each ends where the next begins, so the recorded
         // round trips add up to the loop's time (recording costs some ns of the next one).
         long previous = start;
@@ -102,6 +105,78 @@ final class BenchClient {
             report.accept(Measurement.total(Measurement.Metric.CPU, size, count, cpuNanos));
         }
         report.accept(Measurement.distribution(Measurement.Metric.LATENCY, size, total, roundTrips, true));
+    }
+
+    /** One unit of a timed loop (a round trip, a message); {@code index} counts from 0. */
+    @FunctionalInterface
+    private interface Unit {
+        void run(long index) throws IOException;
+    }
+
+    /**
+     * Runs {@code unit} untimed for the warm-up (at least minIterations times) and returns the
+     * count of units that fills the cell's target time at the warm-up's pace.
+     */
+    private long warmUp(Unit unit) throws IOException {
+        long warmupNanos = (long) (pacing.warmupSeconds() * 1e9);
+        long start = System.nanoTime();
+        long units = 0;
+        long elapsed;
+        do {
+            unit.run(units);
+            units++;
+            elapsed = System.nanoTime() - start;
+        } while (units < pacing.minIterations() || elapsed < warmupNanos);
+        return pacing.count(pacing.targetSeconds(), (double) elapsed / units);
+    }
+
+    /**
+     * The asynchronous write of one {@code size}-byte message at a time (thesis Fig. 5.8): the
+     * time write() takes to return (WRITE_RETURN) and the time until the server's
+     * acknowledgement of the whole message is back (WRITE_DELIVERED), both from the call of
+     * write(). A transport whose write returns once the data is queued shows the first well
+     * below the second; one whose write waits until the kernel took the data, close to it.
+     * The flush between them is the thesis's "sync" point: the stream may hold nothing back.
+     */
+    List<Measurement> asyncWrite(int size) throws IOException {
+        byte[] frame = new byte[HEADER_BYTES + size];
+        new Random(size).nextBytes(frame);
+        byte[] ack = new byte[HEADER_BYTES + 1];
+        long[] times = new long[2];
+        long count = warmUp(message -> timedWrite(frame, size, ack, times));
+        Histogram returned = new Histogram(3);
+        Histogram delivered = new Histogram(3);
+        long returnedSum = 0;
+        long deliveredSum = 0;
+        for (long k = 0; k < count; k++) {
+            timedWrite(frame, size, ack, times);
+            returned.recordValue(times[0]);
+            delivered.recordValue(times[1]);
+            returnedSum += times[0];
+            deliveredSum += times[1];
+        }
+        return List.of(Measurement.distribution(Measurement.Metric.WRITE_RETURN, size, returnedSum, returned, false),
+                Measurement.distribution(Measurement.Metric.WRITE_DELIVERED, size, deliveredSum, delivered, false));
+    }
+
+    /** Sends one message; {@code times} gets the ns until write() returned and until the acknowledgement came. */
+    private void timedWrite(byte[] frame, int size, byte[] ack, long[] times) throws IOException {
+        long start = System.nanoTime();
+        link.send(frame, BenchProtocol.WRITE_TIMED, size);
+        long returned = System.nanoTime();
+        link.flush();
+        awaitAck(ack, "a " + size + "-byte message");
+        times[0] = returned - start;
+        times[1] = System.nanoTime() - start;
+    }
+
+    /** Receives the server's 1-byte acknowledgement of {@code what}. */
+    private void awaitAck(byte[] ack, String what) throws IOException {
+        int length = link.receive(ack);
+        if (BenchProtocol.type(ack) != BenchProtocol.ACK || length != 1) {
+            throw new IOException("expected the server's 1-byte acknowledgement of " + what + ", got a frame of type "
+                    + BenchProtocol.type(ack) + " with " + length + " bytes");
+        }
     }
 
     /** The server JVM's CPU time so far, asked over the link. */
@@ -144,12 +219,7 @@ final class BenchClient {
         BenchProtocol.putLong(end, HEADER_BYTES, count);
         link.send(end, BenchProtocol.STREAM_END, Long.BYTES);
         link.flush();
-        byte[] ack = new byte[HEADER_BYTES + 1];
-        int length = link.receive(ack);
-        if (BenchProtocol.type(ack) != BenchProtocol.ACK || length != 1) {
-            throw new IOException("expected the server's 1-byte acknowledgement of " + count + " chunks, got a frame of type "
-                    + BenchProtocol.type(ack) + " with " + length + " bytes");
-        }
+        awaitAck(new byte[HEADER_BYTES + 1], count + " chunks");
         return count;
     }
 

@@ -40,6 +40,11 @@ final class BenchProtocol {
     static final int RMI_READY = 14;
     /** Client → server: the RMI calls are over; unexport. */
     static final int RMI_DONE = 15;
+    /**
+     * Client → server: one message of the asynchronous-write phase, its payload the message;
+     * the server answers {@link #ACK} once all of it has arrived.
+     */
+    static final int WRITE_TIMED = 16;
 
     private BenchProtocol() {
     }

@@ -3,10 +3,10 @@ package org.aldeia.bench;
 import static org.aldeia.bench.BenchProtocol.HEADER_BYTES;
 
 import java.io.IOException;
-import java.util.Collections;
 
 /**
- * The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream,
+ * The echoing side: answers pings, counts and checks stream chunks, acknowledges each stream and
+ * each message of the asynchronous-write phase,
  * reports its JVM's CPU time and serves the connection set-up, application and RMI phases when asked.
  */
 final class BenchServer {
@@ -19,7 +19,7 @@ final class BenchServer {
      * {@code phases} serves the connection set-up and application phases (none: the row has neither).
      */
     static long serve(MessageLink link, SocketPhases phases) throws IOException {
-        byte[] frame = new byte[HEADER_BYTES + Math.max(BenchClient.LARGEST_SIZE, Collections.max(BenchClient.STREAM_CHUNKS))];
+        byte[] frame = new byte[HEADER_BYTES + BenchClient.LARGEST_MESSAGE];
         byte[] ack = new byte[HEADER_BYTES + 1];
         byte[] cpu = new byte[HEADER_BYTES + Long.BYTES];
         long echoed = 0;
@@ -47,6 +47,10 @@ final class BenchServer {
                         throw new IOException("the client streamed " + sent + " chunks but " + nextChunk + " arrived");
                     }
                     nextChunk = 0;
+                    link.send(ack, BenchProtocol.ACK, 1);
+                    link.flush();
+                    break;
+                case BenchProtocol.WRITE_TIMED:
                     link.send(ack, BenchProtocol.ACK, 1);
                     link.flush();
                     break;

@@ -1,6 +1,8 @@
 package org.aldeia.bench;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,6 +18,8 @@ final class EmulatedHosts implements AutoCloseable {
 
     /** Host A's address, where the client in host B reaches the server. */
     static final String SERVER_ADDRESS = "198.18.0.1";
+    /** Host B's address, the client's (twohosts.sh's ADDRESS_B). */
+    static final String CLIENT_ADDRESS = "198.18.0.2";
     /** Where the script is: ./aldeia says; from the project's root the default is right. */
     static final String SCRIPT_PROPERTY = "aldeia.hosts.script";
 
@@ -51,6 +55,11 @@ final class EmulatedHosts implements AutoCloseable {
     /** The words before node {@code node}'s command: the server (0) in host A, the client (1) in B. */
     List<String> prefix(int node) {
         return List.of(script.toString(), "exec", id, node == 0 ? "A" : "B", "--");
+    }
+
+    /** Node {@code node}'s address: the server (0) host A's, the client (1) host B's; for static DECK's nodes file. */
+    InetAddress address(int node) throws UnknownHostException {
+        return InetAddress.getByName(node == 0 ? SERVER_ADDRESS : CLIENT_ADDRESS);
     }
 
     /** Removes the hosts and every process left in them. */

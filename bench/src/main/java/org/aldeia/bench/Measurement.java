@@ -37,7 +37,17 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
         /** One call of the RMI phase (int[1024] each way, calls one after the other): percentiles per call. */
         RMI("us"),
         /** User + sys CPU time of both JVMs over the 64 B ping-pong, per round trip (elapsedNanos is CPU time). */
-        CPU("us");
+        CPU("us"),
+        /**
+         * The asynchronous write (thesis Fig. 5.8): how long one write() of a sizeBytes message
+         * takes to return, percentiles per message (elapsedNanos is the sum).
+         */
+        WRITE_RETURN("us"),
+        /**
+         * The same messages, from the call of write() until the server's 1-byte acknowledgement of
+         * all of it is back (the peer has the data, plus one small message's way back).
+         */
+        WRITE_DELIVERED("us");
 
         private final String unit;
 
@@ -51,7 +61,7 @@ record Measurement(Metric metric, int sizeBytes, long count, long elapsedNanos, 
 
         /** Whether the metric has a distribution (median, p99, p99.9) besides its mean. */
         boolean hasPercentiles() {
-            return this == LATENCY || this == SETUP || this == SETUP_STEADY || this == APPLICATION || this == RMI;
+            return this != BANDWIDTH && this != CPU;
         }
 
         String optionName() {

@@ -11,7 +11,7 @@ import org.aldeia.bench.Measurement.Metric;
 /**
  * The benchmark's tables, a row per transport and placement: median one-way latency per
  * ping-pong size; its tail (p99 / p99.9); streaming bandwidth, connection set-up and CPU per
- * round trip; the application and RMI phases' calls. Ratios are to the JDK loopback row of the same placement.
+ * round trip; the asynchronous write; the application and RMI phases' calls. Ratios are to the JDK loopback row of the same placement.
  */
 final class ResultTable {
 
@@ -65,6 +65,23 @@ final class ResultTable {
                         + base.map(b -> " (" + ratio(c.median() / b.median()) + ")").orElse("")).orElse("n/a"));
             }
             cells.add(withRatio(row.cell(Metric.CPU), baseline(rows, row, Metric.CPU, BenchClient.CPU_SIZE)));
+            return cells;
+        }, false);
+        text.append("\nAsynchronous write (thesis Fig. 5.8), one message at a time: median µs from the call of write()\n")
+                .append("until it returns, and until the server's 1-byte acknowledgement of the whole message is back\n")
+                .append("(the peer has it). Ratios to ").append(Transport.BASELINE.label()).append(", same placement.\n");
+        List<String> asyncHeader = new ArrayList<>();
+        for (int size : BenchClient.ASYNC_SIZES) {
+            asyncHeader.add(Sizes.label(size) + " write returns");
+            asyncHeader.add(Sizes.label(size) + " peer has it");
+        }
+        appendBlock(text, rows, headerOf(asyncHeader), row -> {
+            List<String> cells = new ArrayList<>();
+            for (int size : BenchClient.ASYNC_SIZES) {
+                for (Metric metric : List.of(Metric.WRITE_RETURN, Metric.WRITE_DELIVERED)) {
+                    cells.add(withRatio(row.cell(metric, size), baseline(rows, row, metric, size)));
+                }
+            }
             return cells;
         }, false);
         text.append("\nApplications, per call (round trip): median (ratio to ").append(Transport.BASELINE.label())

@@ -1,6 +1,6 @@
 package org.aldeia.bench;
 
-/** Byte counts as people write them: 1 B, 64 B, 1 KiB, 10 KiB, 1 MiB. */
+/** Byte counts as people write them: 1 B, 64 B, 1 KiB, 10 KiB, 1 MiB; and the thesis's decimal 10 kB, 1 MB. */
 final class Sizes {
 
     private Sizes() {
@@ -12,6 +12,12 @@ final class Sizes {
         }
         if (bytes >= 1024 && bytes % 1024 == 0) {
             return bytes / 1024 + " KiB";
+        }
+        if (bytes >= 1_000_000 && bytes % 1_000_000 == 0) {
+            return bytes / 1_000_000 + " MB";
+        }
+        if (bytes >= 1000 && bytes % 1000 == 0) {
+            return bytes / 1000 + " kB";
         }
         return bytes + " B";
     }

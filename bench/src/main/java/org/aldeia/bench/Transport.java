@@ -101,12 +101,14 @@ enum Transport {
     }
 
     /**
-     * Whether the row can run between two hosts: TCP sockets, and Aldeia with no configuration
-     * or DECK dynamic/tcp. Not Unix sockets, Aeron IPC or shared memory, which need one host,
-     * nor the static DECK rows, whose nodes file names loopback.
+     * Whether the row can run between two hosts: TCP sockets, Aldeia with no configuration, and
+     * DECK over tcp, dynamic or static (whose nodes file then names the hosts' addresses). Not
+     * Unix sockets, Aeron IPC or shared memory, which need one host, nor the rows of java.net
+     * sockets with Aldeia installed, whose connect rule names loopback.
      */
     boolean crossesHosts() {
-        return this == JDK_LOOPBACK || this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP;
+        return this == JDK_LOOPBACK || this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP
+                || "tcp".equals(staticDeckTransport);
     }
 
     boolean isAldeia() {

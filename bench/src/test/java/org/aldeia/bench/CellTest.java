@@ -49,9 +49,10 @@ class CellTest {
         assertEquals(List.of("taskset", "-c", "1"), Placement.HOSTS.taskset(1));
         // Between emulated hosts: TCP and Aldeia without a nodes file, nothing that needs one host.
         assertTrue(Transport.JDK_LOOPBACK.crossesHosts() && Transport.ALDEIA_DYNAMIC_TCP.crossesHosts()
-                && Transport.ALDEIA_DYNAMIC_AUTO.crossesHosts());
+                && Transport.ALDEIA_DYNAMIC_AUTO.crossesHosts() && Transport.ALDEIA_STATIC_TCP.crossesHosts()
+                && Transport.ALDEIA_STATIC_TCP_TLS.crossesHosts());
         assertFalse(Transport.AERON_IPC.crossesHosts() || Transport.JDK_UNIX.crossesHosts()
-                || Transport.ALDEIA_STATIC_TCP.crossesHosts() || Transport.ALDEIA_STATIC_SCI.crossesHosts());
+                || Transport.ALDEIA_STATIC_SCI.crossesHosts() || Transport.ALDEIA_INSTALLED.crossesHosts());
         assertEquals(List.of("taskset", "-c", "0"), Placement.PINNED.taskset(0));
         assertEquals(List.of("taskset", "-c", "1"), Placement.PINNED.taskset(1));
         assertEquals(List.of(), Placement.FREE.taskset(1));

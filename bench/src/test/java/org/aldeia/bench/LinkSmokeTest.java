@@ -66,6 +66,15 @@ class LinkSmokeTest {
         }
         assertEquals(BenchClient.STREAM_CHUNKS, results.stream().filter(m -> m.metric() == Metric.BANDWIDTH)
                 .map(Measurement::sizeBytes).toList());
+        for (int size : BenchClient.ASYNC_SIZES) {
+            Measurement returned = only(results, Metric.WRITE_RETURN, size);
+            Measurement delivered = only(results, Metric.WRITE_DELIVERED, size);
+            assertEquals(3, returned.count());
+            assertEquals(3, delivered.count());
+            // Each message's acknowledgement comes after its write() returned, so every quantile does too.
+            assertTrue(returned.p50Nanos() > 0 && delivered.p50Nanos() >= returned.p50Nanos()
+                    && delivered.p999Nanos() >= returned.p999Nanos(), returned + " / " + delivered);
+        }
         // 64 B is not among these sizes: no CPU cell. Only the socket row has set-up, application and RMI phases.
         assertTrue(results.stream().noneMatch(m -> m.metric() == Metric.CPU));
         List<Metric> setup = results.stream().filter(m -> m.metric() == Metric.SETUP || m.metric() == Metric.SETUP_STEADY)
@@ -79,6 +88,12 @@ class LinkSmokeTest {
         List<Measurement> rmi = results.stream().filter(m -> m.metric() == Metric.RMI).toList();
         assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, rmi.size(), results.toString());
         rmi.forEach(c -> assertEquals(6, c.count()));
+    }
+
+    private static Measurement only(List<Measurement> results, Metric metric, int size) {
+        List<Measurement> found = results.stream().filter(m -> m.metric() == metric && m.sizeBytes() == size).toList();
+        assertEquals(1, found.size(), metric + " " + size + " in " + results);
+        return found.get(0);
     }
 
     @Test

@@ -52,8 +52,21 @@ class ResultTableTest {
     }
 
     @Test
+    void theAsynchronousWriteBlockShowsWhenWriteReturnedAndWhenThePeerHadItPerSize() {
+        String async = block(ResultTable.render(ROWS, BenchClient.SIZES), 3);
+        assertTrue(async.startsWith("Asynchronous write (thesis Fig. 5.8)"), async);
+        String header = line(async, "transport", "placement");
+        for (String column : List.of("10 kB write returns", "10 kB peer has it", "1 MB write returns", "1 MB peer has it")) {
+            assertTrue(header.contains(column), header);
+        }
+        String aeron = line(async, Transport.AERON_IPC.label(), "free");
+        List<String> cells = List.of(aeron.split("\\|")).stream().map(String::trim).toList();
+        assertEquals(List.of("10.0 (0.25x)", "150 (0.25x)", "10.0 (0.25x)", "150 (0.25x)"), cells.subList(2, 6), aeron);
+    }
+
+    @Test
     void theApplicationsBlockShowsAppAndRmiCallMediansWithRatiosAndTails() {
-        String application = block(ResultTable.render(ROWS, BenchClient.SIZES), 3);
+        String application = block(ResultTable.render(ROWS, BenchClient.SIZES), 4);
         assertTrue(application.startsWith("Applications, per call"), application);
         String aeron = line(application, Transport.AERON_IPC.label(), "free");
         List<String> cells = List.of(aeron.split("\\|")).stream().map(String::trim).toList();
@@ -64,7 +77,7 @@ class ResultTableTest {
     @Test
     void theColumnsOfEveryBlockLineUp() {
         String table = ResultTable.render(ROWS, BenchClient.SIZES);
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 5; i++) {
             String block = block(table, i);
             String header = line(block, "transport", "placement");
             String aeron = line(block, Transport.AERON_IPC.label(), "pinned");
