@@ -81,6 +81,16 @@ int deck_peer_gone(int id) { return id != core.self && deck_core_peer_gone(id); 
 
 const deck_transport_t *deck_core_transport(void) { return core.tp; }
 
+int deck_core_read_waiting(const struct timespec *deadline)
+{
+    return core.tp && core.tp->read_waiting ? core.tp->read_waiting(deadline) : 0;
+}
+
+void deck_core_wake_reading(void)
+{
+    if (core.tp && core.tp->wake_reading) core.tp->wake_reading();
+}
+
 int deck_core_deliver(int index, deck_qmsg_t *m)
 {
     int rc = deck_table_deliver(index, m);

@@ -36,6 +36,9 @@ int  deck_post_timeout_ms(void);
 /* ---- core (core.c) ---- */
 int deck_core_self(void);        /* this process's id */
 int deck_core_peer_gone(int node);
+/* The transport's read_waiting and wake_reading (transport.h); 0 and nothing without them. */
+int  deck_core_read_waiting(const struct timespec *deadline);
+void deck_core_wake_reading(void);
 
 int deck_core_require_init(const char *fn);
 /* The nodes file of a static run (its identity names the run for sci); "" otherwise. */

@@ -25,6 +25,7 @@ typedef struct mbox_entry {
     deck_qmsg_t *head, *tail;
     int          closed;
     int          waiters;       /* retrievers waiting inside take() */
+    int          reading;       /* of them, those reading the transport's connections meanwhile */
     int          watch_node;    /* -1: none, admits every process; DECK_NOBODY: admits none but this
                                  * one; else the only other process whose messages it admits */
     unsigned long limit;        /* the longest message it admits */
@@ -34,6 +35,14 @@ static deck_mutex_t   table_lock = PTHREAD_MUTEX_INITIALIZER;
 static mbox_entry_t **slots;
 static unsigned      *slot_gen;
 static int            nslots;
+
+/* Wakes e's retrievers (e->lock held): those on its condvar, and one that reads the
+ * transport's connections while it waits (deck_core_read_waiting). */
+static void wake_waiters(mbox_entry_t *e)
+{
+    deck_cond_broadcast(&e->cond);
+    if (e->reading) deck_core_wake_reading();
+}
 
 static void free_queue(deck_qmsg_t *q)
 {
@@ -143,7 +152,7 @@ int deck_table_deliver(int index, deck_qmsg_t *m)
     deck_mutex_lock(&e->lock);
     if (e->tail) e->tail->next = m; else e->head = m;
     e->tail = m;
-    deck_cond_broadcast(&e->cond);
+    wake_waiters(e);
     deck_mutex_unlock(&e->lock);
     deck_mutex_unlock(&table_lock);
     return DECK_OK;
@@ -156,7 +165,7 @@ void deck_table_peer_gone(int node)
         mbox_entry_t *e = slots[i];
         if (!e) continue;
         deck_mutex_lock(&e->lock);
-        if (e->watch_node == node) deck_cond_broadcast(&e->cond);
+        if (e->watch_node == node) wake_waiters(e);
         deck_mutex_unlock(&e->lock);
     }
     deck_mutex_unlock(&table_lock);
@@ -171,7 +180,7 @@ void deck_table_remove(void *entry)
     /* Out of the table, nothing new arrives; wake the retrievers and wait until they left. */
     deck_mutex_lock(&e->lock);
     e->closed = 1;
-    deck_cond_broadcast(&e->cond);
+    wake_waiters(e);
     while (e->waiters > 0) deck_cond_wait(&e->cond, &e->lock);
     deck_mutex_unlock(&e->lock);
     free_entry(e);
@@ -234,7 +243,7 @@ void deck_entry_watch(void *entry, int node)
     deck_mutex_lock(&table_lock);         /* deck_table_admit reads it under this lock */
     deck_mutex_lock(&e->lock);
     e->watch_node = node;
-    deck_cond_broadcast(&e->cond);   /* the node may already be gone */
+    wake_waiters(e);                 /* the node may already be gone */
     deck_mutex_unlock(&e->lock);
     deck_mutex_unlock(&table_lock);
 }
@@ -314,15 +323,32 @@ static int await_head(mbox_entry_t *e, int timeout_ms)
 {
     if (timeout_ms == DECK_POLL) timeout_ms = 0;   /* a queue filled by other threads: polling is a look */
     struct timespec deadline = {0, 0};
-    if (timeout_ms > 0) deck_deadline(&deadline, timeout_ms);
+    if (timeout_ms >= 0) deck_deadline(&deadline, timeout_ms);
+    int looked = 0, no_read = 0;
     for (;;) {
         if (e->closed)
             return deck_fail(DECK_ECLOSED, "deck_mbox_retrv: mailbox '%s' destroyed while waiting", e->name);
         if (e->head) return DECK_OK;
         if (e->watch_node >= 0 && deck_core_peer_gone(e->watch_node))
             return deck_fail(DECK_EPEER, "deck_mbox_retrv: '%s': node %d has gone away", e->name, e->watch_node);
-        if (timeout_ms == 0 || (timeout_ms > 0 && deck_deadline_passed(&deadline)))
+        int passed = timeout_ms >= 0 && deck_deadline_passed(&deadline);
+        if (passed && looked)
             return deck_fail(DECK_ETIMEDOUT, "deck_mbox_retrv_timed: '%s': nothing within %d ms", e->name, timeout_ms);
+        /* Reading the connections itself, the message comes without a reader's hand-off; a
+         * look whose time is up still reads what the sockets hold (their readers may be
+         * keeping out, tcp_wait.c), as a socket's read sees what the kernel holds. With the
+         * lock let go meanwhile, everything above is looked at again before a sleep. */
+        if (!no_read) {
+            e->reading++;
+            deck_mutex_unlock(&e->lock);
+            int read = deck_core_read_waiting(timeout_ms >= 0 ? &deadline : NULL);
+            deck_mutex_lock(&e->lock);
+            e->reading--;
+            looked |= passed;
+            no_read = !read;
+            continue;
+        }
+        no_read = 0;
         if (timeout_ms < 0) deck_cond_wait(&e->cond, &e->lock);
         else deck_cond_wait_until(&e->cond, &e->lock, &deadline);
     }

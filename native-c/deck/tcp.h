@@ -107,6 +107,12 @@ void tcp_inbuf_free(tcp_inbuf_t *b);
 /* Exactly n bytes of the stream, as tcp_io_read: 1, 0 (end of stream) or -errno. */
 int  tcp_inbuf_read(tcp_inbuf_t *b, void *dst, size_t n);
 int  tcp_inbuf_read_frame(tcp_inbuf_t *b, tcp_frame_t *f);
+/* What reading the next frame needs, without waiting: 1 a whole frame is in the buffer and
+ * the socket's `avail` bytes (it reads no more than those), 0 not all of it is there yet,
+ * -1 nothing is there at all. *need: the bytes the socket must hold for the frame (or, while
+ * its header is not all there, for the header) to be whole. */
+int  tcp_inbuf_frame_ready(tcp_inbuf_t *b, size_t avail, uint64_t *need);
+size_t tcp_inbuf_buffered(const tcp_inbuf_t *b);
 
 /* Wakes a thread blocked on the stream (shutdown); the descriptor stays open. */
 void tcp_io_shutdown(tcp_io_t *io);
@@ -156,7 +162,13 @@ struct tcp_peer;
 
 typedef struct tcp_conn {
     tcp_io_t         io;
-    tcp_inbuf_t      in;           /* the reader's, over io */
+    tcp_inbuf_t      in;           /* over io; read under read_lock, by its reader or the role holder */
+    deck_mutex_t     read_lock;    /* whole frames: who holds it reads and delivers them in order */
+    atomic_int       shared;       /* plain, its read buffer set up: the role holder may read it */
+    atomic_int       to_reader;    /* the role holder found a frame not all there: its reader
+                                    * reads the rest (waiting for it), not the holder */
+    int              lowat;        /* SO_RCVLOWAT is raised until the frame coming is whole
+                                    * (read_lock); back to 1 once it is read */
     struct tcp_peer *peer;
     atomic_int       refs;         /* the reader, the peer (as its send connection), each sender */
     atomic_int       closed;
@@ -187,6 +199,33 @@ void tcp_conns_reap(void);
 int  tcp_conns_live(void);                  /* live connections, for tests */
 /* Another live connection of p than c, with a reference; NULL when there is none. */
 tcp_conn_t *tcp_conn_other(const struct tcp_peer *p, const tcp_conn_t *c);
+
+/* The connections the role holder may read (shared, not closed, not handed to their reader),
+ * each with a reference, at most max of them; returns how many (tcp_conn_unref each). */
+int  tcp_conns_shared(tcp_conn_t **out, int max);
+
+/* ---- tcp_wait.c: the reading retriever ---- */
+/* A retriever about to wait for its mailbox reads the plain connections itself for one wait
+ * ("the role": one thread at a time), so that its message reaches it without a hand-off from
+ * a reader thread, one wake-up as with a socket read. The readers of those connections keep
+ * out meanwhile and for TCP_WAIT_GRACE_US after (the retriever comes back within that in a
+ * request/response), reading again once nobody has had the role for that long. */
+#define TCP_WAIT_GRACE_US 1000
+int  tcp_wait_init(void);               /* DECK_OK or DECK_EIO (no eventfd) */
+void tcp_wait_done(void);
+/* deck_transport_t.read_waiting and .wake_reading (transport.h). */
+int  tcp_read_waiting(const struct timespec *deadline);
+void tcp_wake_reading(void);
+/* A reader's turn: 1 when it may wait on its connection now, 0 when the connection closed.
+ * Parks while the role is held or was released less than the grace ago. */
+int  tcp_wait_reader_turn(tcp_conn_t *c);
+long tcp_wait_frames_held(void);        /* frames role holders read and delivered, for tests */
+/* After a frame of c is read (read_lock held): its socket wakes a poll at the first byte again. */
+void tcp_wait_frame_taken(tcp_conn_t *c);
+/* Whether the role is held now (a reader that finds it held leaves the bytes to the holder). */
+int  tcp_wait_role_held(void);
+/* Parked readers look at their turn again (a connection ended or was handed to its reader). */
+void tcp_wait_readers_wake(void);
 
 /* ---- tcp_frames.c: what a reader does with each frame ---- */
 /* 1: go on; 0: the stream ended or broke (or a bad frame, logged) and the connection must end. */

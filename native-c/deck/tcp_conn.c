@@ -1,6 +1,7 @@
 /*
  * Proved connections (tcp.h): each has one reader thread, which reads frames until the stream
- * ends, breaks or brings a bad frame, then ends the connection for good: the peer has left (or
+ * ends, breaks or brings a bad frame (while a retriever reads its plain connection itself,
+ * tcp_wait.c, it keeps out), then ends the connection for good: the peer has left (or
  * broke the protocol), its mailboxes' retrievers are told, the descriptor is closed once the
  * last sender lets go of it. A reader cannot join itself, so ended readers wait on a list for
  * the next thread that passes (a new connection, the handshake loop, deck_done) to join them:
@@ -33,6 +34,7 @@ void tcp_conn_unref(tcp_conn_t *c)
     if (atomic_fetch_sub(&c->refs, 1) != 1) return;
     tcp_io_close(&c->io);
     deck_mutex_destroy(&c->send_lock);
+    deck_mutex_destroy(&c->read_lock);
     free(c);
 }
 
@@ -103,17 +105,48 @@ static int encrypt_accepted(tcp_conn_t *c)
     return 1;
 }
 
+/* A frame read (waiting for it) and handled; 0 when the connection must end. */
+static int read_one(tcp_conn_t *c)
+{
+    tcp_frame_t f;
+    int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
+    tcp_wait_frame_taken(c);
+    return ok;
+}
+
+/* One turn of a reader: a plain connection's waits its turn (tcp_wait.c: a retriever may be
+ * reading it), then it reads (waiting for it) and handles a frame and the ones behind it in the
+ * buffer, under the read lock; a retriever that finds the lock held leaves the connection to
+ * it. 0 when the connection must end. */
+static int reader_step(tcp_conn_t *c, int plain)
+{
+    if (plain && !tcp_wait_reader_turn(c)) return 0;
+    deck_mutex_lock(&c->read_lock);
+    int ok = read_one(c);
+    atomic_store(&c->to_reader, 0);
+    while (ok && tcp_inbuf_buffered(&c->in) > 0) ok = read_one(c);
+    deck_mutex_unlock(&c->read_lock);
+    if (plain && tcp_wait_role_held()) tcp_wake_reading();   /* the holder skipped c meanwhile */
+    return ok && !atomic_load(&c->closed);
+}
+
 static void *reader_main(void *arg)
 {
     tcp_conn_t *c = arg;
-    tcp_frame_t f;
     if (c->tls && !encrypt_accepted(c)) atomic_store(&c->closed, 1);
     if (tcp_inbuf_init(&c->in, &c->io)) {
         deck_log("tcp connection from %s: no memory for its read buffer; connection closed", c->origin);
         atomic_store(&c->closed, 1);
     }
-    while (!atomic_load(&c->closed) && tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f)) {}
+    int plain = !c->io.tls;
+    atomic_store(&c->shared, plain);
+    while (!atomic_load(&c->closed) && reader_step(c, plain)) {}
+    /* Under the read lock: frames a retriever took from c are delivered before c ends, so
+     * nobody hears that the peer left before its last message. */
+    deck_mutex_lock(&c->read_lock);
+    atomic_store(&c->shared, 0);
     tcp_inbuf_free(&c->in);
+    deck_mutex_unlock(&c->read_lock);
     end_connection(c);
     return NULL;
 }
@@ -147,6 +180,10 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     atomic_init(&c->closed, 0);
     atomic_init(&c->ready, !accept_tls);      /* an accepted one to encrypt is ready once it is */
     deck_mutex_init(&c->send_lock);
+    deck_mutex_init(&c->read_lock);
+    atomic_init(&c->shared, 0);
+    atomic_init(&c->to_reader, 0);
+    c->lowat = 1;
     snprintf(c->origin, sizeof c->origin, "%s", origin);
     if (accept_tls && !(c->tls = malloc(sizeof *c->tls))) {
         tcp_conn_unref(c);
@@ -204,6 +241,21 @@ void tcp_conn_kill(tcp_conn_t *c)
 {
     atomic_store(&c->closed, 1);
     tcp_io_shutdown(&c->io);
+    tcp_wait_readers_wake();          /* its reader may be parked (tcp_wait.c) */
+}
+
+int tcp_conns_shared(tcp_conn_t **out, int max)
+{
+    int n = 0;
+    deck_mutex_lock(&conns_lock);
+    for (tcp_conn_t *c = live; c && n < max; c = c->next)
+        if (atomic_load(&c->shared) && atomic_load(&c->ready) && !atomic_load(&c->closed)
+            && !atomic_load(&c->to_reader)) {
+            atomic_fetch_add(&c->refs, 1);
+            out[n++] = c;
+        }
+    deck_mutex_unlock(&conns_lock);
+    return n;
 }
 
 void tcp_conns_stop(void)

@@ -32,21 +32,30 @@ static int listen_static(const deck_node_addr_t *me, int self)
 
 static int tcp_init_static(int self, int nnodes, const deck_node_addr_t *nodes)
 {
-    int rc = tcp_peers_init(self, nnodes, nodes);
+    int rc = tcp_wait_init();
     if (rc) return rc;
+    if ((rc = tcp_peers_init(self, nnodes, nodes))) {
+        tcp_wait_done();
+        return rc;
+    }
     tcp_barrier_init(self, nnodes);
     if ((rc = listen_static(&nodes[self], self))) {
         tcp_listen_stop();
         tcp_barrier_done();
         tcp_peers_done();
+        tcp_wait_done();
     }
     return rc;
 }
 
 static int tcp_init_dynamic(int self)
 {
-    int rc = tcp_peers_init(self, 0, NULL);
+    int rc = tcp_wait_init();
     if (rc) return rc;
+    if ((rc = tcp_peers_init(self, 0, NULL))) {
+        tcp_wait_done();
+        return rc;
+    }
     tcp_barrier_init(self, 1);
     return DECK_OK;
 }
@@ -57,6 +66,7 @@ static void tcp_done(void)
     tcp_conns_stop();         /* readers use the peers and the barrier */
     tcp_peers_done();
     tcp_barrier_done();
+    tcp_wait_done();          /* last: a reader polls its kick descriptor until it ends */
 }
 
 /* The pieces go to the kernel as they are, behind the frame header, in one vectored write. A
@@ -152,4 +162,6 @@ const deck_transport_t deck_tcp_transport = {
     .peer_count = tcp_peer_count,
     .peer_at = tcp_peer_at,
     .peer_gone = tcp_peer_is_gone,
+    .read_waiting = tcp_read_waiting,
+    .wake_reading = tcp_wake_reading,
 };

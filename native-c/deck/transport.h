@@ -57,6 +57,15 @@ typedef struct deck_transport {
     /* Optional: a message was queued for mailbox `index` (a post to this process, or tcp's
      * reader): a transport whose retrievers wait on its own memory (sci) wakes them. */
     void  (*delivered)(int index);
+    /* Optional (tcp), both or none: a retriever about to wait for its empty mailbox reads the
+     * transport's connections itself for one wait of at most until *deadline (NULL: no
+     * deadline; the wait still ends now and then), so that a message reaches it without a
+     * hand-off from a reader thread: 1 when it waited so (it looks at its mailbox again), 0 when
+     * another thread does that now or there is nothing to read (it waits as usual).
+     * wake_reading ends such a wait at once: a delivery to its mailbox by another thread, the
+     * mailbox's destroy or its watched peer's end. */
+    int   (*read_waiting)(const struct timespec *deadline);
+    void  (*wake_reading)(void);
     /* Optional: how `id` is reached, for deck_peer_describe; NULL: the transport's name. */
     int   (*describe_peer)(int id, char *buf, size_t len);
 

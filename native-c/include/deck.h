@@ -38,6 +38,10 @@
  *                          process, a partitioned host): then DECK_ETIMEDOUT, and over tcp the
  *                          connection ends (also when sent data stays unacknowledged that long).
  *   DECK_TCP_ENCRYPTION    tcp: "on" runs every connection under TLS 1.3 ("off").
+ *   DECK_TCP_WAIT_READS    tcp: "0" leaves every read to the connections' reader threads; by
+ *                          default a retriever waiting for its mailbox reads them itself (1).
+ *   DECK_TCP_WAIT_SLICE_MS tcp: longest single wait of such a retriever before it looks at its
+ *                          mailbox, deadline and peer again (100).
  *   DECK_MSG_MAX           the longest message any mailbox admits (1073741824).
  *
  * Every function returns DECK_OK (0) or a negative DECK_E* code; deck_strerror() names it and

@@ -1,0 +1,277 @@
+/*
+ * The reading retriever (tcp.h). A message that a reader thread reads and queues reaches the
+ * thread retrieving it through a second wake-up (the reader's, then the retriever's), where a
+ * socket read has one: on a machine whose cross-core wake-ups are slow, and when the scheduler
+ * would have put both processes on one core, that doubled the one-way time. So a retriever
+ * about to block on an empty mailbox takes "the role" when nobody has it and waits in poll()
+ * on the plain connections itself: it reads the frames that are wholly there and delivers
+ * them (to any mailbox, as their reader would), then looks at its mailbox again.
+ *
+ *   retriever (role holder)              reader threads of the plain connections
+ *   ------------------------             ---------------------------------------
+ *   takes the role, polls the            park while the role is held and for
+ *   connections no reader is in          TCP_WAIT_GRACE_US after it is free; then each
+ *   reads whole frames, delivers         reads (waiting in recv) under its read lock
+ *   a frame not all there: hands    -->  its reader reads the rest (waiting for it) and
+ *   that connection to its reader        delivers; its delivery wakes the holder
+ *
+ * A reader that went into recv before the role was taken keeps its connection until its next
+ * frame (the holder skips a connection whose read lock is held): after a pause, the first
+ * message takes the reader's way; the ones that follow within the grace, the holder's.
+ *
+ * Who reads a connection holds its read_lock, and reads and delivers whole frames under it,
+ * so each connection's frames are delivered once and in order whoever reads them. The holder
+ * never waits for a peer's bytes: it reads a frame only when the frame is all in the buffer
+ * and the socket (FIONREAD), and skips a connection whose reader holds the lock (the reader
+ * wakes it when done). A frame whose bytes are still coming it leaves where it is and polls
+ * until all of it is in the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once. What
+ * wakes the holder's poll besides its connections is wake_fd: a delivery to the mailbox it
+ * waits for by another thread (a TLS connection's reader, a post to this process), its
+ * destroy, its watched peer's end. A wait lasts at most DECK_TCP_WAIT_SLICE_MS (100), after
+ * which the retriever looks at its mailbox, its deadline and its peer (tests make it long, so
+ * that only the wake-ups can end a wait early).
+ *
+ * A look (a retrieve with no time to wait) reads what the sockets hold without taking the
+ * role. A retriever that finds the role taken waits on its mailbox, whose messages the holder
+ * delivers; the holder's release then lets the readers in at once instead of after the grace.
+ *
+ * DECK_TCP_WAIT_READS=0 turns the role off: reader threads deliver everything, as before.
+ * TLS connections always keep their reader (its library holds bytes poll cannot see).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "tcp.h"
+
+#define WAIT_SLICE_MS 100        /* default of DECK_TCP_WAIT_SLICE_MS */
+#define WAIT_CONNS    64          /* connections one wait reads; others stay their readers' */
+#define WANTED_NS     (10 * 1000000ull) /* a release that recent a want follows lets readers in at once */
+#define LOWAT_MAX     (256 * 1024) /* frames up to this long the holder waits for whole in the socket */
+
+enum ready { SKIPPED, NOTHING, HANDLED };
+
+static deck_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static deck_cond_t  park_cv;             /* a parked reader looks at its turn again */
+static int          park_ready;
+static atomic_int   role;                /* 1 while a retriever holds it */
+static _Atomic uint64_t role_free_at;    /* ns, CLOCK_MONOTONIC: readers read again from then */
+static _Atomic uint64_t role_wanted_at;  /* ns: when a retriever last found the role taken */
+static atomic_int   wake_fd = -1;        /* eventfd: ends the holder's poll */
+static atomic_int   slice_ms = WAIT_SLICE_MS;
+static atomic_long  frames_held;         /* frames role holders read and delivered */
+static _Thread_local int holding;       /* this thread holds the role: its deliveries need no wake */
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void signal_fd(int fd)
+{
+    uint64_t one = 1;
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {}   /* a full counter is signalled already */
+}
+
+static void drain_fd(int fd)
+{
+    uint64_t value;
+    if (fd >= 0 && read(fd, &value, sizeof value) < 0) {}  /* EAGAIN: nothing to drain */
+}
+
+int tcp_wait_init(void)
+{
+    deck_mutex_lock(&park_lock);
+    if (!park_ready) {
+        deck_cond_init(&park_cv);
+        park_ready = 1;
+    }
+    deck_mutex_unlock(&park_lock);
+    atomic_store(&role, 0);
+    atomic_store(&role_free_at, 0);
+    int slice = deck_env_int("DECK_TCP_WAIT_SLICE_MS", WAIT_SLICE_MS);
+    atomic_store(&slice_ms, slice > 0 ? slice : WAIT_SLICE_MS);
+    if (deck_env_int("DECK_TCP_WAIT_READS", 1) == 0) return DECK_OK;
+    int w = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (w < 0) return deck_fail_errno(DECK_EIO, errno, "deck tcp: eventfd for the reading retriever");
+    atomic_store(&wake_fd, w);
+    return DECK_OK;
+}
+
+void tcp_wait_done(void)
+{
+    int w = atomic_exchange(&wake_fd, -1);
+    if (w >= 0) close(w);
+}
+
+int tcp_wait_role_held(void) { return atomic_load(&role); }
+
+long tcp_wait_frames_held(void) { return atomic_load(&frames_held); }
+
+void tcp_wait_readers_wake(void)
+{
+    deck_mutex_lock(&park_lock);
+    if (park_ready) deck_cond_broadcast(&park_cv);
+    deck_mutex_unlock(&park_lock);
+}
+
+void tcp_wake_reading(void)
+{
+    if (!holding) signal_fd(atomic_load(&wake_fd));
+}
+
+/* ---- the reader threads' side ---------------------------------------------------------------- */
+
+int tcp_wait_reader_turn(tcp_conn_t *c)
+{
+    for (;;) {
+        uint64_t now = now_ns(), free_at = atomic_load(&role_free_at);
+        int held = atomic_load(&role);
+        if (!held && now >= free_at) return !atomic_load(&c->closed);
+        uint64_t until = held ? now + TCP_WAIT_GRACE_US * 1000ull : free_at;
+        struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull), .tv_nsec = (long)(until % 1000000000ull) };
+        deck_mutex_lock(&park_lock);
+        /* Looked at under the lock that their setters broadcast under: no wake-up is missed. */
+        if (!atomic_load(&c->closed) && !atomic_load(&c->to_reader))
+            deck_cond_wait_until(&park_cv, &park_lock, &ts);
+        deck_mutex_unlock(&park_lock);
+        if (atomic_load(&c->closed)) return 0;
+        if (atomic_load(&c->to_reader)) return 1;
+    }
+}
+
+/* ---- the holder's side ---------------------------------------------------------------------- */
+
+/* Hands c to its reader, which reads what the holder would have to wait for. */
+static void hand_to_reader(tcp_conn_t *c)
+{
+    deck_mutex_lock(&park_lock);
+    atomic_store(&c->to_reader, 1);
+    if (park_ready) deck_cond_broadcast(&park_cv);
+    deck_mutex_unlock(&park_lock);
+}
+
+static int set_lowat(tcp_conn_t *c, int bytes)
+{
+    if (setsockopt(c->io.fd, SOL_SOCKET, SO_RCVLOWAT, &bytes, sizeof bytes) < 0) return 0;
+    c->lowat = bytes;
+    return 1;
+}
+
+void tcp_wait_frame_taken(tcp_conn_t *c)
+{
+    if (c->lowat > 1) set_lowat(c, 1);
+}
+
+/* A frame of c is not all there: the holder's poll waits until it is (SO_RCVLOWAT), for a
+ * frame of at most LOWAT_MAX; a larger one, or one whose rest does not come while poll says
+ * something did (its end), goes to its reader. */
+static void await_rest(tcp_conn_t *c, uint64_t need, int signalled)
+{
+    if (need > LOWAT_MAX || (signalled && c->lowat == (int)need) || !set_lowat(c, (int)need))
+        hand_to_reader(c);
+}
+
+/* Reads and handles the frames of c that are wholly there. `signalled`: poll said c has
+ * something, so nothing there at all is its end (or an error), which its reader reads.
+ * `waits`: the caller polls next, so a frame not all there is waited for (await_rest). */
+static enum ready read_ready(tcp_conn_t *c, int signalled, int waits)
+{
+    if (pthread_mutex_trylock(&c->read_lock) != 0) return SKIPPED;   /* its reader is at it */
+    enum ready done = NOTHING;
+    while (atomic_load(&c->shared) && !atomic_load(&c->closed) && !atomic_load(&c->to_reader)) {
+        int avail = 0;
+        uint64_t need = 0;
+        if (ioctl(c->io.fd, FIONREAD, &avail) < 0) avail = 0;
+        int ready = tcp_inbuf_frame_ready(&c->in, (size_t)avail, &need);
+        if (ready < 0 && signalled && done == NOTHING) hand_to_reader(c);
+        if (ready == 0 && waits) await_rest(c, need, signalled);
+        if (ready <= 0) break;
+        tcp_frame_t f;
+        int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
+        tcp_wait_frame_taken(c);
+        if (!ok) {
+            tcp_conn_kill(c);        /* its reader ends it, as for a frame it read itself */
+            break;
+        }
+        atomic_fetch_add(&frames_held, 1);
+        done = HANDLED;
+    }
+    deck_mutex_unlock(&c->read_lock);
+    return done;
+}
+
+static int poll_ms(const struct timespec *deadline)
+{
+    int slice = atomic_load(&slice_ms);
+    if (!deadline) return slice;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long ms = (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec + 999999L) / 1000000L;
+    return ms <= 0 ? 0 : ms < slice ? (int)ms : slice;
+}
+
+/* One wait as the holder over conns[0..n): what is there already, else a poll and then that. */
+static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec *deadline)
+{
+    struct pollfd p[WAIT_CONNS + 1];
+    int polled = 0, handled = 0;
+    tcp_conn_t *watched[WAIT_CONNS];
+    for (int i = 0; i < n; i++) {
+        enum ready r = read_ready(conns[i], 0, 1);
+        handled |= r == HANDLED;
+        if (r != SKIPPED && !atomic_load(&conns[i]->to_reader)) {
+            watched[polled] = conns[i];
+            p[polled++] = (struct pollfd){ .fd = conns[i]->io.fd, .events = POLLIN };
+        }
+    }
+    int ms = poll_ms(deadline);
+    if (handled || ms == 0) return;  /* the caller looks at its mailbox first; a look ends here */
+    p[polled] = (struct pollfd){ .fd = wake, .events = POLLIN };
+    if (poll(p, (nfds_t)polled + 1, ms) <= 0) return;
+    for (int i = 0; i < polled; i++)
+        if (p[i].revents) read_ready(watched[i], 1, 1);
+    if (p[polled].revents) drain_fd(wake);
+}
+
+/* A look (no time to wait): what the sockets hold, read under each connection's read lock
+ * without the role, so that it never keeps a retriever that waits from taking it. */
+static int look(void)
+{
+    tcp_conn_t *conns[WAIT_CONNS];
+    int n = tcp_conns_shared(conns, WAIT_CONNS), handled = 0;
+    for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0, 0) == HANDLED;
+    for (int i = 0; i < n; i++) tcp_conn_unref(conns[i]);
+    return handled;
+}
+
+int tcp_read_waiting(const struct timespec *deadline)
+{
+    int wake = atomic_load(&wake_fd), free_role = 0;
+    if (wake < 0) return 0;
+    if (deadline && poll_ms(deadline) == 0) return look();
+    if (!atomic_compare_exchange_strong(&role, &free_role, 1)) {
+        /* It waits on its mailbox meanwhile: the holder's release must not keep the readers
+         * out for the grace, or what comes for this retriever would wait that long. */
+        atomic_store(&role_wanted_at, now_ns());
+        return 0;
+    }
+    tcp_conn_t *conns[WAIT_CONNS];
+    int n = tcp_conns_shared(conns, WAIT_CONNS);
+    if (n > 0) {
+        holding = 1;
+        hold_once(conns, n, wake, deadline);
+        holding = 0;
+    }
+    uint64_t now = now_ns();
+    int wanted = now - atomic_load(&role_wanted_at) < WANTED_NS;
+    atomic_store(&role_free_at, n > 0 && !wanted ? now + TCP_WAIT_GRACE_US * 1000ull : 0);
+    atomic_store(&role, 0);
+    if (wanted) tcp_wait_readers_wake();
+    for (int i = 0; i < n; i++) tcp_conn_unref(conns[i]);
+    return n > 0;
+}

@@ -1,0 +1,189 @@
+/*
+ * The reading retriever of DECK tcp (deck/tcp_wait.c): a retriever waiting for its mailbox
+ * reads the connections itself. Static runs of 2 forked processes over tcp. The wait slice is
+ * 5 s here (DECK_TCP_WAIT_SLICE_MS), so a wait that ends well before that was ended by the
+ * wake-up under test, not by the slice.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "util_deck.h"
+#include "../deck/tcp.h"
+
+#define ROUNDS   2000
+#define SLICE_MS 5000
+#define EARLY_MS (SLICE_MS / 2)
+
+/* The byte at offset i of message `seq`. */
+static char byte_of(int seq, size_t i) { return (char)((size_t)seq * 131 + i * 7 + 1); }
+
+static void fill(deck_msg_t *m, int seq, size_t len)
+{
+    for (size_t i = 0; i < len; i++) m->buf[i] = byte_of(seq, i);
+    m->len = len;
+}
+
+static void check_body(const deck_msg_t *m, int seq, size_t len)
+{
+    CHECK(m->len == len);
+    for (size_t i = 0; i < len; i++) CHECK(m->buf[i] == byte_of(seq, i));
+}
+
+/* Node 0 echoes what node 1 sends, message by message, for every size; both check each one. */
+static void ping_pong(int id, const size_t *sizes, int nsizes, int rounds)
+{
+    deck_mbox_t in, out;
+    deck_msg_t m;
+    size_t largest = 0;
+    for (int k = 0; k < nsizes; k++) largest = sizes[k] > largest ? sizes[k] : largest;
+    CHECK_OK(deck_msg_create(&m, largest));
+    CHECK_OK(deck_mbox_create(&in, id == 0 ? "to0" : "to1"));
+    CHECK_OK(deck_mbox_clone(&out, id == 0 ? "to1" : "to0"));
+    for (int k = 0; k < nsizes; k++) {
+        for (int r = 0; r < rounds; r++) {
+            int seq = k * rounds + r;
+            if (id == 1) {
+                fill(&m, seq, sizes[k]);
+                CHECK_OK(deck_mbox_post(&out, &m));
+            }
+            CHECK_OK(deck_msg_clear(&m));
+            CHECK_OK(deck_mbox_retrv(&in, &m));
+            check_body(&m, seq, sizes[k]);
+            if (id == 0) CHECK_OK(deck_mbox_post(&out, &m));
+        }
+    }
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_mbox_destroy(&in));
+    CHECK_OK(deck_mbox_destroy(&out));
+    CHECK_OK(deck_msg_destroy(&m));
+}
+
+/* A retriever that waits gets its messages from its own reading of the connection: most of
+ * the frames of a ping-pong are read by the role holders, none by the readers' hand-off. */
+static int own_reads_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 64 };
+    ping_pong(id, sizes, 1, ROUNDS);
+    long held = tcp_wait_frames_held();
+    if (held < ROUNDS / 2) fprintf(stderr, "node %d: %ld of %d frames read by waiting retrievers\n", id, held, ROUNDS);
+    CHECK(held >= ROUNDS / 2);
+    return 0;
+}
+
+/* Frames around the read buffer's size, one that comes in pieces (waited for whole in the
+ * socket), one above what the holder waits for (its reader reads it): each intact, in order. */
+static int sizes_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 1, 24, TCP_INBUF_BYTES - 25, TCP_INBUF_BYTES, TCP_INBUF_BYTES + 1, 65536 + 24,
+                             300000, 2u << 20 };
+    ping_pong(id, sizes, (int)(sizeof sizes / sizeof *sizes), 20);
+    return 0;
+}
+
+typedef struct {
+    deck_mbox_t *mb;
+    int          destroy;      /* destroy the mailbox instead of posting to it */
+} later_t;
+
+static void *post_or_destroy_later(void *arg)
+{
+    later_t *l = arg;
+    util_sleep_ms(100);
+    if (l->destroy) {
+        CHECK_OK(deck_mbox_destroy(l->mb));
+    } else {
+        deck_msg_t m;
+        CHECK_OK(deck_msg_create(&m, 8));
+        fill(&m, 7, 8);
+        CHECK_OK(deck_mbox_post(l->mb, &m));
+        CHECK_OK(deck_msg_destroy(&m));
+    }
+    return NULL;
+}
+
+/* The holder's wait ends at its deadline, on a post to its mailbox by another thread of its
+ * process, and when its mailbox is destroyed, each long before the wait slice would end it. */
+static int wakes_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 16 };
+    ping_pong(id, sizes, 1, 10);            /* the connection is up: there is something to read */
+    if (id == 0) {
+        deck_mbox_t mb, self;
+        deck_msg_t m;
+        CHECK_OK(deck_msg_create(&m, 8));
+        CHECK_OK(deck_mbox_create(&mb, "quiet"));
+        long t0 = util_now_ms();
+        CHECK_RC(deck_mbox_retrv_timed(&mb, &m, 150), DECK_ETIMEDOUT);
+        long waited = util_now_ms() - t0;
+        CHECK(waited >= 140 && waited < EARLY_MS);
+
+        CHECK_OK(deck_mbox_clone_at(&self, 0, "quiet"));
+        later_t post = { &self, 0 };
+        pthread_t t;
+        long held = tcp_wait_frames_held();
+        t0 = util_now_ms();
+        CHECK(pthread_create(&t, NULL, post_or_destroy_later, &post) == 0);
+        CHECK_OK(deck_mbox_retrv_timed(&mb, &m, 4 * SLICE_MS));
+        CHECK(util_now_ms() - t0 < EARLY_MS);
+        check_body(&m, 7, 8);
+        CHECK(pthread_join(t, NULL) == 0);
+        CHECK(tcp_wait_frames_held() == held);     /* it came through the mailbox, not the wire */
+        CHECK_OK(deck_mbox_destroy(&self));
+
+        later_t destroy = { &mb, 1 };
+        t0 = util_now_ms();
+        CHECK(pthread_create(&t, NULL, post_or_destroy_later, &destroy) == 0);
+        CHECK_RC(deck_mbox_retrv(&mb, &m), DECK_ECLOSED);
+        CHECK(util_now_ms() - t0 < EARLY_MS);
+        CHECK(pthread_join(t, NULL) == 0);
+        CHECK_OK(deck_msg_destroy(&m));
+    }
+    CHECK_OK(deck_barrier());
+    return 0;
+}
+
+/* Node 1 dies while node 0's retriever holds the role on their connection: its watched
+ * mailbox says DECK_EPEER, after the messages node 1 sent first, long before the slice. */
+static int death_node(int id, int n, void *arg)
+{
+    deck_mbox_t watched;
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 64));
+    if (id == 1) {
+        CHECK_OK(deck_mbox_clone(&watched, "watched"));
+        for (int i = 0; i < 3; i++) {
+            fill(&m, i, 40);
+            CHECK_OK(deck_mbox_post(&watched, &m));
+        }
+        util_sleep_ms(300);                     /* node 0 is waiting by then */
+        _exit(0);                               /* no deck_done: an abrupt death */
+    }
+    CHECK_OK(deck_mbox_create(&watched, "watched"));
+    CHECK_OK(deck_mbox_watch(&watched, 1));
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(deck_msg_clear(&m));
+        CHECK_OK(deck_mbox_retrv(&watched, &m));
+        check_body(&m, i, 40);
+    }
+    long t0 = util_now_ms();
+    CHECK_RC(deck_mbox_retrv(&watched, &m), DECK_EPEER);
+    CHECK(util_now_ms() - t0 < EARLY_MS);
+    CHECK_OK(deck_mbox_destroy(&watched));
+    CHECK_OK(deck_msg_destroy(&m));
+    return 0;
+}
+
+int main(void)
+{
+    char slice[16];
+    snprintf(slice, sizeof slice, "%d", SLICE_MS);
+    setenv("DECK_TCP_WAIT_SLICE_MS", slice, 1);
+    int failed = 0;
+    failed += util_run_test_on("tcp", "waiting retrievers read their own messages", 2, own_reads_node, NULL);
+    failed += util_run_test_on("tcp", "sizes around the buffer and the whole-frame wait", 2, sizes_node, NULL);
+    failed += util_run_test_on("tcp", "deadline, post and destroy end the holder's wait", 2, wakes_node, NULL);
+    failed += util_run_test_on("tcp", "a peer's death ends the holder's wait", 2, death_node, NULL);
+    return failed ? 1 : 0;
+}
