@@ -3,6 +3,7 @@ package org.aldeia.deck;
 import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -154,8 +155,7 @@ public final class DeckLauncher {
     /**
      * Node {@code node}'s address in the nodes file instead of loopback: the address it has in
      * the emulated host its {@link #nodePrefix} starts it in, where DECK tcp listens and the
-     * other nodes connect. Its port is still probed free on this host's loopback, which is
-     * enough for a host of its own (a fresh network namespace has every port free).
+     * other nodes connect. Its port is below the ephemeral range ({@link #belowEphemeral}).
      */
     public DeckLauncher nodeAddress(int node, InetAddress address) {
         addresses.put(checkedNode(node), address);
@@ -208,7 +208,7 @@ public final class DeckLauncher {
         StringBuilder lines = new StringBuilder("# DECK nodes file written by DeckLauncher: node i on line i\n");
         try {
             for (int i = 0; i < count; i++) {
-                ServerSocket probe = new ServerSocket(0, 1, loopback);
+                ServerSocket probe = addresses.containsKey(i) ? belowEphemeral(loopback) : new ServerSocket(0, 1, loopback);
                 probes.add(probe);
                 lines.append(nodesFileEntry(addresses.getOrDefault(i, loopback), probe.getLocalPort())).append('\n');
             }
@@ -218,6 +218,32 @@ public final class DeckLauncher {
             }
         }
         return Files.writeString(file, lines, StandardCharsets.UTF_8);
+    }
+
+    /** Where {@link #belowEphemeral} looks: under Linux's ephemeral ports (32768 and up by default). */
+    static final int FIXED_PORT_FIRST = 20000;
+    static final int FIXED_PORT_LAST = 32767;
+
+    /**
+     * A socket bound on a free port below the ephemeral range, from a random start: the port of
+     * a node in another network namespace (an emulated host). A port probed free here says
+     * nothing about that host, where the connections of an earlier run (the bench keeps its
+     * hosts from row to row) hold ephemeral ports; one below their range is free there unless
+     * something listens on it.
+     */
+    private static ServerSocket belowEphemeral(InetAddress loopback) throws IOException {
+        int span = FIXED_PORT_LAST - FIXED_PORT_FIRST + 1;
+        int start = new SecureRandom().nextInt(span);
+        for (int k = 0; k < span; k++) {
+            ServerSocket probe = new ServerSocket();
+            try {
+                probe.bind(new InetSocketAddress(loopback, FIXED_PORT_FIRST + (start + k) % span), 1);
+                return probe;
+            } catch (IOException inUse) {
+                probe.close();
+            }
+        }
+        throw new IOException("no free port in " + FIXED_PORT_FIRST + ".." + FIXED_PORT_LAST + " on " + loopback);
     }
 
     /**

@@ -61,6 +61,9 @@ class DeckLauncherTest {
                 .filter(line -> !line.startsWith("#")).toList();
         assertTrue(nodes.get(0).matches("127\\.0\\.0\\.1:\\d+"), nodes::toString);
         assertTrue(nodes.get(1).matches("198\\.18\\.0\\.2:\\d+"), nodes::toString);
+        int port = Integer.parseInt(nodes.get(1).substring(nodes.get(1).lastIndexOf(':') + 1));
+        assertTrue(port >= DeckLauncher.FIXED_PORT_FIRST && port <= DeckLauncher.FIXED_PORT_LAST,
+                "an emulated host's port is below the ephemeral range: " + port);
         assertTrue(nodes.get(2).matches("127\\.0\\.0\\.1:\\d+"), nodes::toString);
         assertThrows(IllegalArgumentException.class, () -> new DeckLauncher(2, LauncherProbeMain.class, "env")
                 .nodeAddress(2, InetAddress.getLoopbackAddress()));
