@@ -135,7 +135,7 @@ int tcp_wait_reader_turn(tcp_conn_t *c)
         uint64_t until = held ? now + TCP_WAIT_GRACE_US * 1000ull : free_at;
         struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull), .tv_nsec = (long)(until % 1000000000ull) };
         deck_mutex_lock(&park_lock);
-        /* Looked at under the lock that their setters broadcast under: no wake-up is missed. */
+        /* Looked at under the lock their setters broadcast under once they are set: no wake-up is missed. */
         if (!atomic_load(&c->closed) && !atomic_load(&c->to_reader))
             deck_cond_wait_until(&park_cv, &park_lock, &ts);
         deck_mutex_unlock(&park_lock);
@@ -149,10 +149,8 @@ int tcp_wait_reader_turn(tcp_conn_t *c)
 /* Hands c to its reader, which reads what the holder would have to wait for. */
 static void hand_to_reader(tcp_conn_t *c)
 {
-    deck_mutex_lock(&park_lock);
     atomic_store(&c->to_reader, 1);
-    if (park_ready) deck_cond_broadcast(&park_cv);
-    deck_mutex_unlock(&park_lock);
+    tcp_wait_readers_wake();
 }
 
 static int set_lowat(tcp_conn_t *c, int bytes)
@@ -239,9 +237,12 @@ static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec
 }
 
 /* A look (no time to wait): what the sockets hold, read under each connection's read lock
- * without the role, so that it never keeps a retriever that waits from taking it. */
+ * without the role, so that it never keeps a retriever that waits from taking it. Only while
+ * the readers keep out: otherwise they deliver at once, as they always did, and a look that
+ * read too would add system calls to every non-blocking retrieve for nothing. */
 static int look(void)
 {
+    if (!atomic_load(&role) && now_ns() >= atomic_load(&role_free_at)) return 0;
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS), handled = 0;
     for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0, 0) == HANDLED;

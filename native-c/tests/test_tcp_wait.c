@@ -7,31 +7,20 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include "util_deck.h"
+#include "util_numbered.h"
 #include "../deck/tcp.h"
 
 #define ROUNDS   2000
 #define SLICE_MS 5000
 #define EARLY_MS (SLICE_MS / 2)
 
-/* The byte at offset i of message `seq`. */
-static char byte_of(int seq, size_t i) { return (char)((size_t)seq * 131 + i * 7 + 1); }
+/* The bytes of a numbered message before its body: {int sender, int seq}. */
+#define NUMBERED_HEAD 8
 
-static void fill(deck_msg_t *m, int seq, size_t len)
-{
-    for (size_t i = 0; i < len; i++) m->buf[i] = byte_of(seq, i);
-    m->len = len;
-}
-
-static void check_body(const deck_msg_t *m, int seq, size_t len)
-{
-    CHECK(m->len == len);
-    for (size_t i = 0; i < len; i++) CHECK(m->buf[i] == byte_of(seq, i));
-}
-
-/* Node 0 echoes what node 1 sends, message by message, for every size; both check each one. */
+/* Node 0 echoes what node 1 sends, message by message, for every size (at least
+ * NUMBERED_HEAD); both check each one (util_numbered.h: number, length, every byte). */
 static void ping_pong(int id, const size_t *sizes, int nsizes, int rounds)
 {
     deck_mbox_t in, out;
@@ -43,14 +32,10 @@ static void ping_pong(int id, const size_t *sizes, int nsizes, int rounds)
     CHECK_OK(deck_mbox_clone(&out, id == 0 ? "to1" : "to0"));
     for (int k = 0; k < nsizes; k++) {
         for (int r = 0; r < rounds; r++) {
-            int seq = k * rounds + r;
-            if (id == 1) {
-                fill(&m, seq, sizes[k]);
-                CHECK_OK(deck_mbox_post(&out, &m));
-            }
-            CHECK_OK(deck_msg_clear(&m));
-            CHECK_OK(deck_mbox_retrv(&in, &m));
-            check_body(&m, seq, sizes[k]);
+            int seq = k * rounds + r, got;
+            if (id == 1) util_post_numbered(&out, &m, 1, seq, sizes[k] - NUMBERED_HEAD);
+            CHECK(util_retrv_numbered(&in, &m, &got) == 1);
+            CHECK(got == seq && m.len == sizes[k]);
             if (id == 0) CHECK_OK(deck_mbox_post(&out, &m));
         }
     }
@@ -76,7 +61,7 @@ static int own_reads_node(int id, int n, void *arg)
  * socket), one above what the holder waits for (its reader reads it): each intact, in order. */
 static int sizes_node(int id, int n, void *arg)
 {
-    const size_t sizes[] = { 1, 24, TCP_INBUF_BYTES - 25, TCP_INBUF_BYTES, TCP_INBUF_BYTES + 1, 65536 + 24,
+    const size_t sizes[] = { NUMBERED_HEAD, 24, TCP_INBUF_BYTES - 25, TCP_INBUF_BYTES, TCP_INBUF_BYTES + 1, 65536 + 24,
                              300000, 2u << 20 };
     ping_pong(id, sizes, (int)(sizeof sizes / sizeof *sizes), 20);
     return 0;
@@ -95,9 +80,8 @@ static void *post_or_destroy_later(void *arg)
         CHECK_OK(deck_mbox_destroy(l->mb));
     } else {
         deck_msg_t m;
-        CHECK_OK(deck_msg_create(&m, 8));
-        fill(&m, 7, 8);
-        CHECK_OK(deck_mbox_post(l->mb, &m));
+        CHECK_OK(deck_msg_create(&m, NUMBERED_HEAD));
+        util_post_numbered(l->mb, &m, 0, 7, 0);
         CHECK_OK(deck_msg_destroy(&m));
     }
     return NULL;
@@ -127,7 +111,10 @@ static int wakes_node(int id, int n, void *arg)
         CHECK(pthread_create(&t, NULL, post_or_destroy_later, &post) == 0);
         CHECK_OK(deck_mbox_retrv_timed(&mb, &m, 4 * SLICE_MS));
         CHECK(util_now_ms() - t0 < EARLY_MS);
-        check_body(&m, 7, 8);
+        int sender, seq;
+        CHECK_OK(deck_msg_unpack(&m, DECK_INT, &sender, 1));
+        CHECK_OK(deck_msg_unpack(&m, DECK_INT, &seq, 1));
+        CHECK(m.len == NUMBERED_HEAD && sender == 0 && seq == 7);
         CHECK(pthread_join(t, NULL) == 0);
         CHECK(tcp_wait_frames_held() == held);     /* it came through the mailbox, not the wire */
         CHECK_OK(deck_mbox_destroy(&self));
@@ -153,19 +140,15 @@ static int death_node(int id, int n, void *arg)
     CHECK_OK(deck_msg_create(&m, 64));
     if (id == 1) {
         CHECK_OK(deck_mbox_clone(&watched, "watched"));
-        for (int i = 0; i < 3; i++) {
-            fill(&m, i, 40);
-            CHECK_OK(deck_mbox_post(&watched, &m));
-        }
+        for (int i = 0; i < 3; i++) util_post_numbered(&watched, &m, 1, i, 40 - NUMBERED_HEAD);
         util_sleep_ms(300);                     /* node 0 is waiting by then */
         _exit(0);                               /* no deck_done: an abrupt death */
     }
     CHECK_OK(deck_mbox_create(&watched, "watched"));
     CHECK_OK(deck_mbox_watch(&watched, 1));
     for (int i = 0; i < 3; i++) {
-        CHECK_OK(deck_msg_clear(&m));
-        CHECK_OK(deck_mbox_retrv(&watched, &m));
-        check_body(&m, i, 40);
+        int seq;
+        CHECK(util_retrv_numbered(&watched, &m, &seq) == 1 && seq == i && m.len == 40);
     }
     long t0 = util_now_ms();
     CHECK_RC(deck_mbox_retrv(&watched, &m), DECK_EPEER);
