@@ -150,9 +150,14 @@ struct mv_wire_head {
 /* Bytes a record needs beyond its data: the length header. */
 #define MV_WIRE_HEADER ((uint32_t)sizeof(int32_t))
 /* Coalescing bounds: records per DECK message, and data bytes of a message of several. With
- * the default mtu of 1024 a message carries 64 full blocks: a 1 MiB write is 16 DECK posts. */
+ * an mtu of 1024 a message carries 64 full blocks: a 1 MiB write is 16 DECK posts. The bytes
+ * bound is 64 KiB plus MV_COALESCE_TAIL: a write of a 64 KiB block (the default mtu) and a
+ * short tail, as a program's frame header makes it, goes as one message and one system call
+ * instead of two (the Java send path posts such a tail with the block before it). The largest
+ * message stays within DECK/sci's protocol-2 limit (DeckSciThresholds: 66 560 bytes). */
 #define MV_COALESCE_BLOCKS 64u
-#define MV_COALESCE_BYTES  65536u
+#define MV_COALESCE_TAIL   512u
+#define MV_COALESCE_BYTES  (65536u + MV_COALESCE_TAIL)
 
 /* Size of the DECK message that holds any message the bounds allow, for this mtu. */
 uint32_t mv_wire_capacity(uint32_t mtu);

@@ -669,7 +669,7 @@ static int wire_format_node(int id, int n, void *arg)
             off += (unsigned long)len;
             payload += (uint32_t)len;
         }
-        CHECK(records >= 1 && records <= 64 && (records == 1 || payload <= 65536));
+        CHECK(records >= 1 && records <= 64 && (records == 1 || payload <= 65536 + 512));
     }
     /* 200 blocks of 256 bytes on average: 4 messages of 64 blocks, then the rest and the
      * marker; one message per block would be 201. */
@@ -683,6 +683,83 @@ static int wire_format_node(int id, int n, void *arg)
     CHECK(qp_num == first.src_qp);
     CHECK_OK(deck_msg_destroy(&msg));
     CHECK_OK(deck_mbox_destroy(&qp_num_box));
+    CHECK_OK(deck_mbox_destroy(&raw));
+    return 0;
+}
+
+/* With 64 KiB blocks (Aldeia's default mtu) a list of a full block and a tail of up to 512 B,
+ * a write of 64 KiB behind a program's frame header, travels as one DECK message (one system
+ * call over tcp); a longer tail goes in a message of its own. Node 1 plays the peer's mailbox
+ * as in wire_format_node. */
+#define BIG_MTU 65536u
+
+static int tail_node(int id, int n, void *arg)
+{
+    (void)n; (void)arg;
+    static const uint32_t tails[] = { 512, 513 };
+    if (id == 0) {
+        struct conn c;
+        open_conn_on(&c, "microvapi:mtu=65536", 0, 0);
+        connect_conn(&c, 4242, 1, 0, 0);
+        /* Node 1 opened the window beyond MicroVAPI's initial 64 KiB (a credit to our queue
+         * pair) before the barrier; a blocking poll of 50 ms lets the engine take it in. */
+        CHECK_OK(deck_barrier());
+        VAPI_wc_desc_t wc;
+        CHECK(EVAPI_poll_cq_block(c.hca, c.rcq, 50000, &wc) != VAPI_OK);
+        uint8_t *region = calloc(1, BIG_MTU + 1024);
+        CHECK(region != NULL);
+        for (uint64_t t = 0; t < 2; t++) {
+            VAPI_sr_desc_t list[2] = {
+                { .id = 2 * t, .opcode = VAPI_SEND, .comp_type = VAPI_UNSIGNALED,
+                  .addr = (uintptr_t)region, .len = BIG_MTU },
+                { .id = 2 * t + 1, .opcode = VAPI_SEND, .comp_type = VAPI_SIGNALED,
+                  .addr = (uintptr_t)region + BIG_MTU, .len = tails[t] },
+            };
+            VOK(EVAPI_post_sr_list(c.hca, c.qp, 2, list));
+            expect_completion(&c, c.scq, 2 * t + 1, VAPI_SUCCESS, tails[t]);
+        }
+        CHECK_OK(deck_barrier());   /* node 1 has read everything */
+        close_qp(&c);
+        close_rest(&c);
+        free(region);
+        return 0;
+    }
+    deck_mbox_t raw;
+    CHECK_OK(deck_mbox_create(&raw, "mv-1"));
+    CHECK_OK(deck_barrier());        /* node 0's connect */
+    deck_msg_t msg;
+    CHECK_OK(deck_msg_create(&msg, 1u << 20));
+    CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));   /* its window */
+    struct mv_head first, credit;
+    memcpy(&first, msg.buf, sizeof first);
+    credit = (struct mv_head){ .dest_qp = first.src_qp, .src_qp = 4242, .credit = 1u << 20, .kind = 2 };
+    deck_mbox_t to;
+    deck_msg_t c;
+    CHECK_OK(deck_mbox_clone_at(&to, 0, "mv-0"));
+    CHECK_OK(deck_msg_create(&c, sizeof credit));
+    CHECK_OK(deck_msg_pack(&c, DECK_UINT, &credit, 4));   /* the head: four native uint32 */
+    CHECK_OK(deck_mbox_post(&to, &c));
+    CHECK_OK(deck_msg_destroy(&c));
+    CHECK_OK(deck_mbox_destroy(&to));
+    CHECK_OK(deck_barrier());        /* node 0 may post */
+    /* records per DECK message, and their lengths, in order */
+    static const uint32_t want[][3] = { { 2, BIG_MTU, 512 }, { 1, BIG_MTU, 0 }, { 1, 513, 0 } };
+    for (int m = 0; m < 3; m++) {
+        CHECK_OK(deck_msg_clear(&msg));
+        CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
+        uint32_t records = 0;
+        for (unsigned long off = sizeof(struct mv_head); off < msg.len; records++) {
+            int32_t len;
+            CHECK(msg.len - off >= sizeof len && records < 2);
+            memcpy(&len, msg.buf + off, sizeof len);
+            CHECK((uint32_t)len == want[m][1 + records]);
+            off += sizeof len + (unsigned long)len;
+        }
+        CHECK(records == want[m][0]);
+    }
+    CHECK(deck_mbox_retrv_timed(&raw, &msg, 0) == DECK_ETIMEDOUT);
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_msg_destroy(&msg));
     CHECK_OK(deck_mbox_destroy(&raw));
     return 0;
 }
@@ -987,6 +1064,8 @@ int main(void)
     failed += util_run_test("microvapi: destroy while the reader retrieves", 1,
                             destroy_under_poller_node, NULL);
     failed += util_run_test("microvapi: coalesced wire format", 2, wire_format_node, NULL);
+    failed += util_run_test("microvapi: a 64 KiB block and a short tail in one message", 2,
+                            tail_node, NULL);
     failed += util_run_test("microvapi: an end of stream for a gone queue pair gets no reset, data does", 2,
                             gone_qp_node, NULL);
     failed += util_run_test("microvapi: coalesced blocks, 3 receives at a time", 2,

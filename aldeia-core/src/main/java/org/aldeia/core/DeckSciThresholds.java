@@ -15,9 +15,9 @@ public record DeckSciThresholds(int msgBufLimit, int medbufSize, int msegSize) {
     /**
      * DECK/SCI chose 8192 (protocol 3 blocks the sender, so it starts well above the 1 KiB
      * crossover) for SCI's remote memory. On one host's memory the copy protocol 2 adds costs
-     * less than protocol 3's wait for the receiver: one MicroVAPI message (64 KiB of blocks and
-     * its wire heads, up to 66 000 bytes) goes by protocol 2, so a stream never waits for a
-     * rendezvous per message.
+     * less than protocol 3's wait for the receiver: one MicroVAPI message (64 KiB of blocks, a
+     * tail of up to 512 bytes and their wire heads: at most 66 320 bytes) goes by protocol 2,
+     * so a stream never waits for a rendezvous per message.
      */
     public static final int DEFAULT_MSG_BUF_LIMIT = 66560;
     /**

@@ -40,6 +40,15 @@ final class SendPath {
      */
     static final int POST_PORTION = 64 * 1024;
 
+    /**
+     * A write's rest of at most this many bytes goes with the portion before it: a program that
+     * writes a 64 KiB payload behind its own frame header would otherwise post its last few
+     * bytes alone, a second DECK message and system call per write (streaming such 64 KiB + 8 B
+     * writes over DECK tcp ran at 0.55x the JDK's, against 0.85x for plain 64 KiB writes).
+     * MicroVAPI carries a 64 KiB block and a tail this long in one message (MV_COALESCE_TAIL).
+     */
+    static final int POST_TAIL = 512;
+
     private final Vapi vapi;
     private final long hca;
     private final long qp;
@@ -84,8 +93,8 @@ final class SendPath {
                 long first = ring.nextId();
                 int count = 0;
                 int portionStart = done;
-                for (int n; done < len && done - portionStart < POST_PORTION && (n = ring.nextBlockLength(len - done)) > 0;
-                        done += n, count++) {
+                for (int n; done < len && (done - portionStart < POST_PORTION || len - done <= POST_TAIL)
+                        && (n = ring.nextBlockLength(len - done)) > 0; done += n, count++) {
                     int at = ring.head();
                     sendRegion.put(at, b, off + done, n);
                     touched = Math.max(touched, at + n);

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
 import static org.mockito.ArgumentMatchers.anyLong;
+import static org.mockito.Mockito.atLeastOnce;
 import static org.mockito.Mockito.clearInvocations;
 import static org.mockito.Mockito.doAnswer;
 import static org.mockito.Mockito.mockingDetails;
@@ -62,6 +63,22 @@ class QueuePairChannelSendTest {
             for (int i = 0; i < 100; i++) {
                 assertEquals(1024, posted.get(i).len());
                 assertEquals(i == perPortion - 1 || i == 99, posted.get(i).signalled(), "block " + i);
+            }
+        }
+    }
+
+    @Test
+    void aShortTailGoesWithThePortionBeforeIt() throws IOException {
+        int portion = SendPath.POST_PORTION;
+        try (ChannelPair p = new ChannelPair(portion, 4 * portion, 16)) {
+            for (int tail : new int[] {8, SendPath.POST_TAIL, SendPath.POST_TAIL + 1}) {
+                p.a.flush();
+                clearInvocations(p.vapi);
+                p.a.write(new byte[portion + tail], 0, portion + tail);
+                ArgumentCaptor<Integer> counts = ArgumentCaptor.forClass(Integer.class);
+                verify(p.vapi, atLeastOnce()).EVAPI_post_sr_list(anyLong(), anyLong(), counts.capture(), any());
+                assertEquals(tail <= SendPath.POST_TAIL ? List.of(2) : List.of(1, 1), counts.getAllValues(),
+                        "a write of a portion and " + tail + " bytes");
             }
         }
     }
