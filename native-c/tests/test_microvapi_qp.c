@@ -701,11 +701,11 @@ static int tail_node(int id, int n, void *arg)
         struct conn c;
         open_conn_on(&c, "microvapi:mtu=65536", 0, 0);
         connect_conn(&c, 4242, 1, 0, 0);
-        /* Node 1 opened the window beyond MicroVAPI's initial 64 KiB (a credit to our queue
-         * pair) before the barrier; a blocking poll of 50 ms lets the engine take it in. */
-        CHECK_OK(deck_barrier());
-        VAPI_wc_desc_t wc;
-        CHECK(EVAPI_poll_cq_block(c.hca, c.rcq, 50000, &wc) != VAPI_OK);
+        /* Node 1 opens the window beyond MicroVAPI's initial 64 KiB with a 1-byte data message
+         * (every message carries the sender's edge): once it is received, the edge is ours. */
+        char one;
+        post_recv(&c, 7, &one, 1);
+        expect_completion(&c, c.rcq, 7, VAPI_SUCCESS, 1);
         uint8_t *region = calloc(1, BIG_MTU + 1024);
         CHECK(region != NULL);
         for (uint64_t t = 0; t < 2; t++) {
@@ -730,18 +730,21 @@ static int tail_node(int id, int n, void *arg)
     deck_msg_t msg;
     CHECK_OK(deck_msg_create(&msg, 1u << 20));
     CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));   /* its window */
-    struct mv_head first, credit;
+    struct mv_head first, head;
     memcpy(&first, msg.buf, sizeof first);
-    credit = (struct mv_head){ .dest_qp = first.src_qp, .src_qp = 4242, .credit = 1u << 20, .kind = 2 };
+    head = (struct mv_head){ .dest_qp = first.src_qp, .src_qp = 4242, .credit = 1u << 20, .kind = 1 };
+    int32_t one = 1;
+    char byte = 'x';
     deck_mbox_t to;
-    deck_msg_t c;
+    deck_msg_t d;
     CHECK_OK(deck_mbox_clone_at(&to, 0, "mv-0"));
-    CHECK_OK(deck_msg_create(&c, sizeof credit));
-    CHECK_OK(deck_msg_pack(&c, DECK_UINT, &credit, 4));   /* the head: four native uint32 */
-    CHECK_OK(deck_mbox_post(&to, &c));
-    CHECK_OK(deck_msg_destroy(&c));
+    CHECK_OK(deck_msg_create(&d, 64));
+    CHECK_OK(deck_msg_pack(&d, DECK_UINT, &head, 4));   /* the head: four native uint32 */
+    CHECK_OK(deck_msg_pack(&d, DECK_INT, &one, 1));     /* one record of 1 byte */
+    CHECK_OK(deck_msg_pack(&d, DECK_CHAR, &byte, 1));
+    CHECK_OK(deck_mbox_post(&to, &d));
+    CHECK_OK(deck_msg_destroy(&d));
     CHECK_OK(deck_mbox_destroy(&to));
-    CHECK_OK(deck_barrier());        /* node 0 may post */
     /* records per DECK message, and their lengths, in order */
     static const uint32_t want[][3] = { { 2, BIG_MTU, 512 }, { 1, BIG_MTU, 0 }, { 1, 513, 0 } };
     for (int m = 0; m < 3; m++) {
