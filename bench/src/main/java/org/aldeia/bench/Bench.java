@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
@@ -17,10 +18,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code ./aldeia bench}: for each {@link Transport} and {@link Placement}, {@code --runs} times,
- * a server JVM and a client JVM on this machine (a 2-node run of {@link DeckLauncher}, which also
- * gives the static DECK rows their nodes file); then the tables on stdout,
- * {@code bench-results.csv} and {@code bench-results.png} in the output directory. Each figure
+ * {@code ./aldeia bench}: for each {@link Transport} and {@link Placement}, {@code --runs} times
+ * (in rounds: {@link RunRounds}), a server JVM and a client JVM on this machine (a 2-node run of
+ * {@link DeckLauncher}, which also gives the static DECK rows their nodes file); then the tables
+ * on stdout, {@code bench-results.csv} and {@code bench-results.png} in the output directory. Each figure
  * is the median across the runs. A transport that cannot run becomes an "n/a (reason)" row.
  *
  * <pre>Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin] [--out DIR] [--only name,name,...]</pre>
@@ -49,18 +50,25 @@ public final class Bench {
             Path out = Files.createDirectories(Path.of(arguments.value("out", "bench/target")).toAbsolutePath());
             Selection selection = Selection.parse(arguments.value("only", null));
             List<Row> rows = new ArrayList<>();
-            try (Hosts hosts = new Hosts(placements.contains(Placement.HOSTS))) {
-                for (Transport transport : selection.transports()) {
-                    for (Placement placement : placements) {
-                        if (placement != Placement.HOSTS) {
-                            rows.add(Row.of(transport, placement, runs(transport, placement, null, runs, out, quick)));
-                        } else if (transport.crossesHosts()) {
-                            rows.add(hosts.failure() != null
-                                    ? Row.of(transport.optionName(), transport.label(), transport.ordinal(), placement,
-                                            List.of(), hosts.failure())
-                                    : Row.of(transport, placement, runs(transport, placement, hosts.hosts(), runs, out, quick)));
-                        }
+            List<Slot> slots = new ArrayList<>();
+            for (Transport transport : selection.transports()) {
+                for (Placement placement : placements) {
+                    if (placement != Placement.HOSTS || transport.crossesHosts()) {
+                        slots.add(new Slot(transport, placement));
                     }
+                }
+            }
+            try (Hosts hosts = new Hosts(placements.contains(Placement.HOSTS))) {
+                List<Slot> runnable = slots.stream()
+                        .filter(slot -> slot.placement() != Placement.HOSTS || hosts.failure() == null).toList();
+                Map<Slot, List<TransportResult>> results = RunRounds.run(runnable, runs, (slot, number) -> run(
+                        slot.transport(), slot.placement(), slot.placement() == Placement.HOSTS ? hosts.hosts() : null,
+                        number, out, quick));
+                for (Slot slot : slots) {
+                    Transport transport = slot.transport();
+                    rows.add(results.containsKey(slot) ? Row.of(transport, slot.placement(), results.get(slot))
+                            : Row.of(transport.optionName(), transport.label(), transport.ordinal(), slot.placement(),
+                                    List.of(), hosts.failure()));
                 }
             }
             for (Anchor anchor : selection.anchors()) {
@@ -88,6 +96,10 @@ public final class Bench {
             log.debug("failure detail", e);
             System.exit(1);
         }
+    }
+
+    /** One transport in one placement: a row of the tables. */
+    private record Slot(Transport transport, Placement placement) {
     }
 
     static int runs(String option) {
@@ -137,24 +149,6 @@ public final class Bench {
                 hosts.close();
             }
         }
-    }
-
-    /**
-     * {@code runs} runs of one transport in one placement ({@code hosts}: the emulated hosts of
-     * {@link Placement#HOSTS}, else null); after a run that measured nothing (the transport
-     * cannot run here) the others are skipped, as they would only fail again.
-     */
-    private static List<TransportResult> runs(Transport transport, Placement placement, EmulatedHosts hosts, int runs,
-            Path out, boolean quick) throws IOException, InterruptedException {
-        List<TransportResult> results = new ArrayList<>();
-        for (int run = 1; run <= runs; run++) {
-            TransportResult result = run(transport, placement, hosts, run, out, quick);
-            results.add(result);
-            if (result.measurements().isEmpty()) {
-                break;
-            }
-        }
-        return results;
     }
 
     /** Runs one transport's two JVMs once; a failure becomes the result's reason, never an exception. */
