@@ -200,6 +200,10 @@ int  tcp_conns_live(void);                  /* live connections, for tests */
 /* Another live connection of p than c, with a reference; NULL when there is none. */
 tcp_conn_t *tcp_conn_other(const struct tcp_peer *p, const tcp_conn_t *c);
 
+/* Reads the next frame of c (waiting for its bytes) and handles it, read_lock held, by its
+ * reader or the role holder; 0 when the connection must end. */
+int  tcp_conn_read_frame(tcp_conn_t *c);
+
 /* The connections the role holder may read (shared, not closed, not handed to their reader),
  * each with a reference, at most max of them; returns how many (tcp_conn_unref each). */
 int  tcp_conns_shared(tcp_conn_t **out, int max);

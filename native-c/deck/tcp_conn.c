@@ -105,8 +105,7 @@ static int encrypt_accepted(tcp_conn_t *c)
     return 1;
 }
 
-/* A frame read (waiting for it) and handled; 0 when the connection must end. */
-static int read_one(tcp_conn_t *c)
+int tcp_conn_read_frame(tcp_conn_t *c)
 {
     tcp_frame_t f;
     int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
@@ -122,9 +121,9 @@ static int reader_step(tcp_conn_t *c, int plain)
 {
     if (plain && !tcp_wait_reader_turn(c)) return 0;
     deck_mutex_lock(&c->read_lock);
-    int ok = read_one(c);
+    int ok = tcp_conn_read_frame(c);
     atomic_store(&c->to_reader, 0);
-    while (ok && tcp_inbuf_buffered(&c->in) > 0) ok = read_one(c);
+    while (ok && tcp_inbuf_buffered(&c->in) > 0) ok = tcp_conn_read_frame(c);
     deck_mutex_unlock(&c->read_lock);
     if (plain && tcp_wait_role_held()) tcp_wake_reading();   /* the holder skipped c meanwhile */
     return ok && !atomic_load(&c->closed);

@@ -189,10 +189,7 @@ static enum ready read_ready(tcp_conn_t *c, int signalled, int waits)
         if (ready < 0 && signalled && done == NOTHING) hand_to_reader(c);
         if (ready == 0 && waits) await_rest(c, need, signalled);
         if (ready <= 0) break;
-        tcp_frame_t f;
-        int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
-        tcp_wait_frame_taken(c);
-        if (!ok) {
+        if (!tcp_conn_read_frame(c)) {
             tcp_conn_kill(c);        /* its reader ends it, as for a frame it read itself */
             break;
         }
