@@ -66,7 +66,7 @@ static void tcp_done(void)
     tcp_conns_stop();         /* readers use the peers and the barrier */
     tcp_peers_done();
     tcp_barrier_done();
-    tcp_wait_done();          /* last: a reader polls its kick descriptor until it ends */
+    tcp_wait_done();          /* last: a reader wakes a holder through its wake descriptor until it ends */
 }
 
 /* The pieces go to the kernel as they are, behind the frame header, in one vectored write. A
