@@ -15,6 +15,24 @@
  * Receiving always goes through sci's retrieve when sci is up: it scans the mailbox's shared
  * areas and the local queue, where tcp's readers put what other hosts send and then ring the
  * mailbox's doorbell (the `delivered` hook).
+ *
+ * While no peer is reached through sci (every peer on another host, as between the machines of
+ * a cluster), nothing can come through shared memory, and waiting as sci does cost a tcp
+ * message three wake-ups: tcp's reader thread, the plain waiter its doorbell ring woke (the
+ * receive thread of MicroVAPI), the thread the message was for. So then a keyed waiter reads
+ * the tcp connections itself, as tcp's retrievers do (tcp_wait.c, "the role"), and a poll is a
+ * look (polling shared memory nobody writes only burns the CPU):
+ *
+ *   keyed waiter (key >= 0), no sci peer       the threads of this process
+ *   ------------------------------------       ---------------------------
+ *   counts itself in `readers`, reads the      a ring of the mailbox (a key, a delivery by
+ *   bell (no ring since `seen`: waits in       another thread) signals tcp's wake_fd when a
+ *   tcp_read_waiting; role taken: sleeps on    reader counts; its own deliveries to the
+ *   the doorbell as before)                    mailbox it waits for ring nothing: it looks next
+ *
+ * The first peer added through sci ends such waits (wake_fd), and from then on waits are sci's.
+ * Plain waiters (DECK_KEY_ANY: the receive thread) keep the doorbell: they take what nobody
+ * waits for, which tcp's reader threads deliver once no waiter reads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +59,13 @@ static struct {
     route_t         routes[ROUTES];
     int             order[DECK_MAX_NODES];   /* ids in the order added, for peer_at */
     int             count;
+    int             sci_peers;     /* routes VIA_SCI added: while 0, keyed waiters read tcp */
+    int             readers;       /* keyed waiters counted in wait_reading */
 } au = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The mailbox this thread reads the tcp connections for (wait_reading), else -1: what it
+ * delivers to that mailbox needs no ring, since it looks at the mailbox when it returns. */
+static _Thread_local int reading_index = -1;
 
 /* Where the probe for `id` starts (Knuth's multiplicative hash). */
 static unsigned home(int id) { return ((unsigned)id * 2654435761u) & (ROUTES - 1); }
@@ -105,6 +129,18 @@ static void auto_done(void)
     memset(au.routes, 0, sizeof au.routes);
     au.count = 0;
     au.sci_up = 0;
+    au.sci_peers = 0;
+}
+
+/* Nothing can come through shared memory: no peer was added through sci. */
+static int tcp_only(void) { return __atomic_load_n(&au.sci_peers, __ATOMIC_SEQ_CST) == 0; }
+
+/* A ring of the mailbox (a key, a delivery) reaches a keyed waiter that reads tcp meanwhile
+ * through tcp's wake_fd. Paired with wait_reading: it counts itself, then reads the bell; a
+ * ring bumps the bell, then reads the count (both seq_cst), so one of them sees the other. */
+static void wake_readers(void)
+{
+    if (__atomic_load_n(&au.readers, __ATOMIC_SEQ_CST) > 0) tcp_wake_reading();
 }
 
 static int auto_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
@@ -222,6 +258,8 @@ static int auto_add_peer(int id, const char *host, const char *contact, const ui
     __atomic_store_n(&slot->id, id, __ATOMIC_RELEASE);
     au.order[au.count] = id;
     __atomic_store_n(&au.count, au.count + 1, __ATOMIC_RELEASE);
+    if (r.why == VIA_SCI && __atomic_fetch_add(&au.sci_peers, 1, __ATOMIC_SEQ_CST) == 0)
+        tcp_wake_reading();        /* a waiter reading tcp must watch shared memory from now on */
 out:
     pthread_mutex_unlock(&au.lock);
     return rc;
@@ -264,20 +302,42 @@ static int auto_describe_peer(int id, char *buf, size_t len)
 /* ---- receiving: sci's when it is up, the local queue alone otherwise ---- */
 
 static int auto_mbox_created(int index, const char *name) { return au.sci_up ? sci_mbox_created(index, name) : DECK_OK; }
-static void auto_mbox_destroyed(int index) { if (au.sci_up) sci_mbox_destroyed(index); }
-static void auto_delivered(int index) { if (au.sci_up) sci_mbox_ring_index(index); }
+
+static void auto_mbox_destroyed(int index)
+{
+    if (!au.sci_up) return;
+    sci_mbox_destroyed(index);
+    wake_readers();
+}
+
+static void auto_delivered(int index)
+{
+    if (!au.sci_up || index == reading_index) return;
+    sci_mbox_ring_index(index);
+    wake_readers();
+}
 static void *auto_msg_alloc(size_t size) { return au.sci_up ? sci_msg_alloc(size) : NULL; }
 static int auto_msg_free(void *buf) { return au.sci_up && sci_msg_free(buf); }
 
+/* DECK_POLL polls shared memory for sci's window; with no sci peer a look is all it can see. */
+static int poll_bound(int timeout_ms) { return timeout_ms == DECK_POLL && tcp_only() ? 0 : timeout_ms; }
+
 static int auto_retrv(int index, void *entry, deck_msg_t *msg, int timeout_ms)
 {
-    return au.sci_up ? sci_retrv(index, entry, msg, timeout_ms) : deck_entry_take(entry, msg, timeout_ms);
+    if (au.sci_up) return sci_retrv(index, entry, msg, poll_bound(timeout_ms));
+    return deck_entry_take(entry, msg, timeout_ms);
 }
 
 static int auto_retrv_apply(int index, void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
 {
-    if (au.sci_up) return sci_retrv_apply(index, entry, scratch, timeout_ms, fn, arg);
+    if (au.sci_up) return sci_retrv_apply(index, entry, scratch, poll_bound(timeout_ms), fn, arg);
     return deck_entry_take_apply(entry, scratch, timeout_ms, fn, arg);
+}
+
+/* Without shared memory the core's queue wait serves retrieves (above), reading tcp as tcp's do. */
+static int auto_read_waiting(const struct timespec *deadline)
+{
+    return au.sci_up ? 0 : tcp_read_waiting(deadline);
 }
 
 /* Keyed waits need the mailbox's doorbell: only while sci is up (tcp's deliveries ring it too). */
@@ -291,12 +351,38 @@ static int auto_bell_read(int index, uint32_t *value)
     return au.sci_up ? sci_mbox_bell_read(index, value) : no_doorbell("deck_mbox_key_seen");
 }
 
-static int auto_key_wait(int index, int key, uint32_t seen, int timeout_ms)
+/* A keyed wait with no sci peer (see the top): 1 when it is over (the bell moved, or it read
+ * tcp for one wait), 0 when it must sleep on the doorbell (another thread reads tcp now, or
+ * nothing is there to read). */
+static int wait_reading(int index, uint32_t seen, int timeout_ms)
 {
-    return au.sci_up ? sci_mbox_key_wait(index, key, seen, timeout_ms) : no_doorbell("deck_mbox_key_wait");
+    __atomic_fetch_add(&au.readers, 1, __ATOMIC_SEQ_CST);
+    uint32_t bell;
+    int over = sci_mbox_bell_read(index, &bell) != DECK_OK || bell != seen;
+    if (!over && tcp_only()) {
+        struct timespec deadline;
+        deck_deadline(&deadline, timeout_ms > 0 ? timeout_ms : 0);
+        reading_index = index;
+        over = tcp_read_waiting(timeout_ms >= 0 ? &deadline : NULL);
+        reading_index = -1;
+    }
+    __atomic_fetch_sub(&au.readers, 1, __ATOMIC_SEQ_CST);
+    return over;
 }
 
-static void auto_key_ring(int index, int key) { if (au.sci_up) sci_mbox_key_ring(index, key); }
+static int auto_key_wait(int index, int key, uint32_t seen, int timeout_ms)
+{
+    if (!au.sci_up) return no_doorbell("deck_mbox_key_wait");
+    if (key >= 0 && tcp_only() && wait_reading(index, seen, timeout_ms)) return DECK_OK;
+    return sci_mbox_key_wait(index, key, seen, timeout_ms);
+}
+
+static void auto_key_ring(int index, int key)
+{
+    if (!au.sci_up) return;
+    sci_mbox_key_ring(index, key);
+    wake_readers();
+}
 
 static int auto_key_poller(int index, int key)
 {
@@ -324,6 +410,8 @@ const deck_transport_t deck_auto_transport = {
     .msg_alloc = auto_msg_alloc,
     .msg_free = auto_msg_free,
     .delivered = auto_delivered,
+    .read_waiting = auto_read_waiting,
+    .wake_reading = tcp_wake_reading,
     .describe_peer = auto_describe_peer,
     .postv_keyed = auto_postv_keyed,
     .mbox_bell_read = auto_bell_read,
