@@ -159,6 +159,12 @@ static int auto_lookup(int node, const char *name, int *index)
     return sci_route_valid(r) ? deck_sci_transport.lookup(r->node, name, index) : DECK_ENOTFOUND;
 }
 
+static unsigned long auto_post_hint(int node)
+{
+    route_t *r = find(node);
+    return r && r->why == VIA_SCI ? sci_post_hint(r->node) : tcp_post_hint(node);
+}
+
 static int auto_barrier(void)
 {
     return deck_fail(DECK_ESTATE, "deck_barrier: only a static run has a barrier");
@@ -412,6 +418,7 @@ const deck_transport_t deck_auto_transport = {
     .delivered = auto_delivered,
     .read_waiting = auto_read_waiting,
     .wake_reading = tcp_wake_reading,
+    .post_hint = auto_post_hint,
     .describe_peer = auto_describe_peer,
     .postv_keyed = auto_postv_keyed,
     .mbox_bell_read = auto_bell_read,

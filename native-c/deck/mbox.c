@@ -182,6 +182,16 @@ int deck_mbox_watch(deck_mbox_t *mb, int node)
     return DECK_OK;
 }
 
+int deck_mbox_post_hint(deck_mbox_t *mb, unsigned long *bytes)
+{
+    int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post_hint");
+    if (rc) return rc;
+    if (!bytes) return deck_fail(DECK_EINVAL, "deck_mbox_post_hint: bytes is NULL");
+    const deck_transport_t *tp = deck_core_transport();
+    *bytes = tp->post_hint(mb->node);
+    return DECK_OK;
+}
+
 int deck_mbox_limit(deck_mbox_t *mb, unsigned long max_len)
 {
     int rc = check_mbox(mb, DECK_MBOX_CREATED, "deck_mbox_limit");

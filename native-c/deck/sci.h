@@ -240,6 +240,8 @@ void sci_mbox_key_ring(int index, int key);
 /* deck_mbox_key_wait on mailbox `index`'s doorbell (sci_wait.c). */
 int  sci_mbox_key_wait(int index, int key, uint32_t seen, int timeout_ms);
 int  sci_mbox_key_poller(int index, int key);
+/* deck_transport_t.post_hint: DECK_MSG_BUF_LIMIT, protocol 2's bound. */
+unsigned long sci_post_hint(int node);
 void sci_out_done(void);
 void sci_mbox_ring_index(int index);    /* wakes the (plain) retrievers of mailbox `index` */
 int  sci_mbox_created(int index, const char *name);

@@ -219,6 +219,8 @@ int  tcp_wait_init(void);               /* DECK_OK or DECK_EIO (no eventfd) */
 void tcp_wait_done(void);
 /* deck_transport_t.read_waiting and .wake_reading (transport.h). */
 int  tcp_read_waiting(const struct timespec *deadline);
+/* deck_transport_t.post_hint: DECK_TCP_POST_HINT for every peer. */
+unsigned long tcp_post_hint(int node);
 void tcp_wake_reading(void);
 /* A reader's turn: 1 when it may wait on its connection now, 0 when the connection closed.
  * Parks while the role is held or was released less than the grace ago. */

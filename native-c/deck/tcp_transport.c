@@ -79,6 +79,14 @@ static int tcp_postv_keyed(int node, int index, const struct iovec *iov, int cnt
     return tcp_peer_send(node, &f, iov, cnt, 0, "deck_mbox_post");
 }
 
+/* A frame of this length is written with one system call and read whole by a waiting
+ * retriever (tcp_wait.c, LOWAT_MAX); its queued copy is a reused buffer (qmsg.c). */
+unsigned long tcp_post_hint(int node)
+{
+    (void)node;
+    return DECK_TCP_POST_HINT;
+}
+
 static int tcp_lookup(int node, const char *name, int *index)
 {
     return tcp_peer_lookup(node, name, LOOKUP_CONNECT_WAIT_MS, index);
@@ -164,4 +172,5 @@ const deck_transport_t deck_tcp_transport = {
     .peer_gone = tcp_peer_is_gone,
     .read_waiting = tcp_read_waiting,
     .wake_reading = tcp_wake_reading,
+    .post_hint = tcp_post_hint,
 };

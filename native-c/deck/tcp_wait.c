@@ -49,7 +49,8 @@
 #define WAIT_SLICE_MS 100        /* default of DECK_TCP_WAIT_SLICE_MS */
 #define WAIT_CONNS    64          /* connections one wait reads; others stay their readers' */
 #define WANTED_NS     (10 * 1000000ull) /* a release that recent a want follows lets readers in at once */
-#define LOWAT_MAX     (256 * 1024) /* frames up to this long the holder waits for whole in the socket */
+#define LOWAT_MAX     (TCP_FRAME_BYTES + DECK_TCP_POST_HINT) /* frames up to this long the holder
+                                                          * waits for whole in the socket */
 
 enum ready { SKIPPED, NOTHING, HANDLED };
 

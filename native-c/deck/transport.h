@@ -39,6 +39,7 @@ typedef struct deck_transport {
     int  (*peer_count)(void);          /* processes reachable besides this one */
     int  (*peer_at)(int i, int *id);   /* i in 0..peer_count()-1 */
     int  (*peer_gone)(int node);       /* 1 once node's connection to us has ended */
+    unsigned long (*post_hint)(int node);   /* deck_mbox_post_hint for a post to `node` */
 
     /* Optional hooks, NULL for tcp. A transport that receives into its own memory (sci) sets
      * all three: then every post, to this process too, goes through postv_keyed(), and retrieves come

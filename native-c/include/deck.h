@@ -245,6 +245,14 @@ int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
  * copies each piece straight into the receiver's memory. The receiver sees one message. */
 #define DECK_GATHER_MAX 1024
 int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key);
+/* The longest message a post to mb's owner moves as one transfer (DECK_OK and *bytes): a
+ * program that posts a stream of data coalesces up to it. Over tcp, DECK_TCP_POST_HINT bytes: a
+ * frame goes with one system call and its receiver reads it whole, so per byte a few large
+ * frames cost less than many small ones (the kernel's send path, on loopback and between
+ * network namespaces the receiver's too, is the bottleneck of a stream); over sci,
+ * DECK_MSG_BUF_LIMIT, the longest message its eager protocol takes. */
+#define DECK_TCP_POST_HINT (256ul * 1024 + 1024)
+int deck_mbox_post_hint(deck_mbox_t *mb, unsigned long *bytes);
 int deck_mbox_key_seen(deck_mbox_t *mb, uint32_t *seen);
 /* Blocks while the bell is still `seen`, at most timeout_ms (spurious returns allowed), woken by
  * rings of `key` and plain rings; DECK_KEY_ANY also by keyed rings nobody waits for. */

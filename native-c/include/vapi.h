@@ -133,6 +133,11 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp);
  * fit); "" when it is not. What an error completion's status cannot say: which mailbox or
  * shared segment failed, and how. Set before the first error completion shows. */
 VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *buf, uint32_t len);
+/* Once the queue pair is connected: how many bytes of consecutive sends (blocks of the path
+ * mtu) one post list should carry for the library to move them as one transfer, which a writer
+ * posts together as it copies a large write. MicroVAPI: what it coalesces into one DECK message
+ * towards the peer's route (64 KiB over shared memory, 256 KiB over tcp), whole blocks. */
+VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t *bytes);
 
 VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
                             VAPI_mr_hndl_t *mr, uint32_t *lkey);

@@ -7,6 +7,13 @@
 
 /* ---- peers ------------------------------------------------------------------------------- */
 
+uint32_t mv_engine_peer_message_bytes(struct mv_peer *peer)
+{
+    unsigned long hint = 0;   /* a failed query leaves the least bound */
+    deck_mbox_post_hint(&peer->mb, &hint);
+    return mv_wire_bound(hint);
+}
+
 VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **out)
 {
     pthread_mutex_lock(&eng.lock);

@@ -154,16 +154,24 @@ struct mv_wire_head {
  * bound is 64 KiB plus MV_COALESCE_TAIL: a write of a 64 KiB block (the default mtu) and a
  * short tail, as a program's frame header makes it, goes as one message and one system call
  * instead of two (the Java send path posts such a tail with the block before it). The largest
- * message stays within DECK/sci's protocol-2 limit (DeckSciThresholds: 66 560 bytes). */
+ * message stays within DECK/sci's protocol-2 limit (DeckSciThresholds: 66 560 bytes). That is
+ * the least bound: a queue pair whose peer DECK reaches by a route that moves longer messages
+ * as one transfer (tcp: a frame, one system call each side) coalesces up to what DECK says
+ * (mv_wire_bound of deck_mbox_post_hint), so a stream's 64 KiB blocks go four to a frame. */
 #define MV_COALESCE_BLOCKS 64u
 #define MV_COALESCE_TAIL   512u
 #define MV_COALESCE_BYTES  (65536u + MV_COALESCE_TAIL)
 
-/* Size of the DECK message that holds any message the bounds allow, for this mtu. */
+/* Size of the DECK message that holds any message the bounds allow, for this mtu; with
+ * MV_MTU_MAX, any message of any queue pair. */
 uint32_t mv_wire_capacity(uint32_t mtu);
+/* The data bytes a message of several records may carry to a mailbox whose post hint is
+ * `hint` (deck_mbox_post_hint): room left for the head and every record's length, never below
+ * MV_COALESCE_BYTES, never above MV_MTU_MAX. */
+uint32_t mv_wire_bound(unsigned long hint);
 /* Whether a record of len bytes may join a message that holds count records of payload bytes
- * (the first record always may). */
-int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len);
+ * under the data bound `bound` (the first record always may). */
+int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len, uint32_t bound);
 /* The pieces a data message is posted in (deck_mbox_postv_keyed): the head, then each
  * request's length and its bytes, read in place from the registered memory it names. lens
  * (n entries) holds the lengths; iov takes MV_WIRE_PIECES(n) pieces, the count returned; 0 when
@@ -195,6 +203,8 @@ void mv_engine_remove_qp(struct mv_qp *qp);
 /* The peer process `id`'s mailbox (looked up at that process only, once per process). */
 VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **peer);
 void mv_engine_peer_put(struct mv_peer *peer);
+/* The data bytes one message to peer may carry (mv_wire_bound of DECK's post hint for it). */
+uint32_t mv_engine_peer_message_bytes(struct mv_peer *peer);
 /* Names qp's peer (process, queue pair, mailbox): from now on its messages reach qp. -1 when
  * that peer was given up meanwhile. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
@@ -281,6 +291,8 @@ struct mv_qp {
     uint32_t        qp_num;        /* slot in the engine's table | random bits << MV_QP_SLOT_BITS */
     uint32_t        mtu;           /* the HCA's: the largest block */
     uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
+    uint32_t        message_bytes; /* data bytes a message of several sends may carry (mv_wire_bound
+                                    * of the peer's route), set by modify_qp before any send */
     uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
     char            err_text[512]; /* why the QP is in VAPI_ERR (DECK's error included) */
     pthread_mutex_t modify_lock;   /* one modify_qp at a time */

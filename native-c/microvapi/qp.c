@@ -176,6 +176,7 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
         return ret;
     }
     obj->mtu = obj->path_mtu = hca_obj->mtu;
+    obj->message_bytes = MV_COALESCE_BYTES;
     obj->state = VAPI_INIT;
     obj->window = window_for(attr->max_recv_wr, obj->mtu);
     obj->send_edge = MV_WINDOW_INITIAL;      /* what the peer allows before it says more */
@@ -287,6 +288,27 @@ VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *bu
     return VAPI_OK;
 }
 
+VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t *bytes)
+{
+    static const char fn[] = "EVAPI_query_qp_post_bytes";
+    if (!bytes)
+        return mv_fail(VAPI_EINVAL_PARAM, fn, "bytes is NULL");
+    struct mv_qp *obj;
+    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    if (ret != VAPI_OK)
+        return ret;
+    pthread_mutex_lock(&obj->sq.lock);
+    uint32_t mtu = obj->path_mtu, bound = obj->message_bytes;
+    pthread_mutex_unlock(&obj->sq.lock);
+    /* Whole blocks, with room for the short tail a writer sends with them (MV_COALESCE_TAIL). */
+    uint32_t blocks = (bound - MV_COALESCE_TAIL) / mtu;
+    if (blocks > MV_COALESCE_BLOCKS)
+        blocks = MV_COALESCE_BLOCKS;
+    *bytes = (blocks > 0 ? blocks : 1) * mtu;
+    mv_reg_put(qp);
+    return VAPI_OK;
+}
+
 /* ---- connection -------------------------------------------------------------------------- */
 
 /* Names the peer (its process's mailbox, looked up at that process alone) and tells it the
@@ -297,6 +319,7 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     VAPI_ret_t ret = mv_engine_peer(fn, attr->dest_id, &peer);
     if (ret != VAPI_OK)
         return ret;
+    qp->message_bytes = mv_engine_peer_message_bytes(peer);   /* no send before the state moves */
     if (mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer)) {
         mv_engine_peer_put(peer);
         return mv_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);

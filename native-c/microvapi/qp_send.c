@@ -27,7 +27,7 @@ uint32_t mv_send_batch(const struct mv_qp *qp, const VAPI_sr_desc_t *list, uint3
     int32_t open = (int32_t)(qp->send_edge - qp->sent);
     uint64_t room = open > 0 ? (uint64_t)open : 0, payload = 0;
     uint32_t k = 0;
-    while (k < n && mv_wire_fits(k, payload, list[k].len) && payload + list[k].len <= room)
+    while (k < n && mv_wire_fits(k, payload, list[k].len, qp->message_bytes) && payload + list[k].len <= room)
         payload += list[k++].len;
     return k;
 }

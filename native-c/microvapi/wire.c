@@ -20,8 +20,9 @@
  * there is no version field. Integers are in native byte order, as DECK's own packing.
  *
  * Bounds: at most MV_COALESCE_BLOCKS records, and more than one only while their data stays
- * within MV_COALESCE_BYTES; a single record may be as large as the mtu. Every message fits
- * mv_wire_capacity(mtu) bytes.
+ * within the queue pair's bound (mv_wire_bound: MV_COALESCE_BYTES over shared memory, 256 KiB
+ * over tcp); a single record may be as large as the mtu. Every message fits
+ * mv_wire_capacity(MV_MTU_MAX) bytes, the limit of every process's mailbox (engine.c).
  *
  * A data message is posted in pieces (mv_wire_gather, deck_mbox_postv_keyed): the head and the
  * length headers from the sender's stack, each record's bytes straight from the registered
@@ -37,10 +38,19 @@ uint32_t mv_wire_capacity(uint32_t mtu)
            + MV_COALESCE_BLOCKS * MV_WIRE_HEADER;
 }
 
-int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len)
+uint32_t mv_wire_bound(unsigned long hint)
+{
+    const unsigned long overhead = MV_WIRE_HEAD + MV_COALESCE_BLOCKS * MV_WIRE_HEADER;
+    unsigned long bytes = hint > overhead ? hint - overhead : 0;
+    if (bytes > MV_MTU_MAX)
+        bytes = MV_MTU_MAX;
+    return bytes < MV_COALESCE_BYTES ? MV_COALESCE_BYTES : (uint32_t)bytes;
+}
+
+int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len, uint32_t bound)
 {
     return count == 0
-           || (count < MV_COALESCE_BLOCKS && payload + len <= MV_COALESCE_BYTES);
+           || (count < MV_COALESCE_BLOCKS && payload + len <= bound);
 }
 
 _Static_assert(MV_WIRE_PIECES(MV_COALESCE_BLOCKS) <= DECK_GATHER_MAX, "a message's pieces fit one gathered post");

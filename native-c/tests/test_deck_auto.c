@@ -130,6 +130,9 @@ static int run_r(int in, int out)
     expect_route(a.id, "sci (same host");
     CHECK_OK(deck_mbox_watch(&rbox, a.id));
     CHECK_OK(deck_mbox_clone(&abox, "a-box"));
+    unsigned long hint = 0;
+    CHECK_OK(deck_mbox_post_hint(&abox, &hint));
+    CHECK(hint > 0 && hint < DECK_TCP_POST_HINT);   /* sci's eager bound, not tcp's frame */
     post_text(&abox, "for A only");
     for (int k = 0; k < 3; k++) {
         char text[32];
@@ -161,6 +164,8 @@ static int run_r(int in, int out)
     CHECK_OK(deck_add_peer(f.id, "127.0.0.1", f.contact, util_pair_key()));
     expect_route(f.id, "tcp (another host)");
     CHECK_OK(deck_mbox_clone(&fbox, "f-box"));
+    CHECK_OK(deck_mbox_post_hint(&fbox, &hint));
+    CHECK(hint == DECK_TCP_POST_HINT);
     post_text(&fbox, "for F over tcp");
     expect_text(&rfar, "F says hello over tcp");
     expect_text(&rbox, "C is done");                              /* rbox admits C alone */
@@ -211,9 +216,7 @@ static int run_far(int in, int out)
     char contact[DECK_CONTACT_MAX], line[LINE_MAX_];
     CHECK_OK(deck_init_dynamic());
     CHECK_OK(deck_mbox_create(&mine, "f-box"));
-    CHECK_OK(deck_contact(contact, sizeof contact));
-    char *boot = strstr(contact, "shm=") + 4;
-    boot[0] = boot[0] == '0' ? '1' : '0';
+    util_contact_elsewhere(contact, sizeof contact);
     snprintf(line, sizeof line, "%d %s", deck_node(), contact);
     say(out, line);
     who_t r = hear_who(in);

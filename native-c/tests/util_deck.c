@@ -218,3 +218,11 @@ int util_run_test_on(const char *transport, const char *name, int n, util_node_f
     fflush(stdout);
     return failed;
 }
+
+void util_contact_elsewhere(char *contact, size_t len)
+{
+    CHECK_OK(deck_contact(contact, len));
+    char *shm = strstr(contact, "shm=");
+    CHECK(shm != NULL);
+    shm[4] = shm[4] == '0' ? '1' : '0';
+}

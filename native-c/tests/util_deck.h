@@ -31,6 +31,9 @@ void util_nodes_file(int n, char *path, size_t len);
 void util_nodes_host(const char *host);
 /* Whether this host has IPv6 on loopback (::1 can be bound): a test that needs it skips without. */
 int util_have_ipv6_loopback(void);
+/* This process's deck_contact (auto transport) with its boot id altered, as a process on another
+ * host gives it: a peer on this host reaches it over tcp all the same. */
+void util_contact_elsewhere(char *contact, size_t len);
 /* Entries of /proc/self/fd: this process's open descriptors (and the one reading them). */
 int util_open_fds(void);
 /* Milliseconds on the monotonic clock. */

@@ -111,6 +111,25 @@ final class QueuePair {
         }
     }
 
+    /**
+     * What one post list should carry for the library to move it as one transfer, once
+     * connected ({@code EVAPI_query_qp_post_bytes}); {@code otherwise} when the library has no
+     * preference.
+     */
+    int postBytes(int otherwise) throws VapiException {
+        int[] bytes = new int[1];
+        int ret = vapi.EVAPI_query_qp_post_bytes(hca, qp, bytes);
+        if (ret == VapiConstants.VAPI_ENOSYS) {
+            return otherwise;
+        }
+        VapiException.check(vapi, "EVAPI_query_qp_post_bytes", ret);
+        if (bytes[0] <= 0) {
+            throw new VapiException("EVAPI_query_qp_post_bytes", VapiConstants.VAPI_EGEN, null,
+                    "the library said to post " + Integer.toUnsignedString(bytes[0]) + " bytes at a time");
+        }
+        return bytes[0];
+    }
+
     Vapi vapi() {
         return vapi;
     }

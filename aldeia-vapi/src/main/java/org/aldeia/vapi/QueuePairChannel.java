@@ -19,7 +19,7 @@ public final class QueuePairChannel implements Channel {
     private final AtomicBoolean closing = new AtomicBoolean();
     private volatile boolean closed;
 
-    private QueuePairChannel(QueuePair pair, int blockSize) {
+    private QueuePairChannel(QueuePair pair, int blockSize) throws VapiException {
         this.pair = pair;
         this.send = new SendPath(pair, blockSize, this::isClosed);
         this.receive = new ReceivePath(pair, this::isClosed);

@@ -23,22 +23,25 @@ import org.aldeia.vapi.VapiStructs.Wc;
  * descriptor ring wraps), then, once half the ring is in flight, takes whatever completed with
  * one non-blocking poll. It blocks only when the ring is full.
  *
- * <p>A write is posted in portions of at most {@link #POST_PORTION} bytes as it is copied, each
- * ending with a signalled block; one larger than the free part of the ring waits for a
- * completion when the ring is full. Its native calls grow by one per portion, never per block.
+ * <p>A write is posted in portions as it is copied (what the library moves as one transfer,
+ * {@link #postPortion}), each ending with a signalled block; one larger than the free part of
+ * the ring waits for a completion when the ring is full. Its native calls grow by one per
+ * portion, never per block.
  */
 final class SendPath {
 
     /**
-     * A write is posted as it is copied, in portions of this many bytes: one message's worth
-     * for the library below (MicroVAPI coalesces up to 64 KiB into one DECK message), so that
-     * the peer takes the first portion in while this thread copies the next. Copying a whole
-     * 1 MiB write before posting any of it left the reader idle meanwhile and handed the rest
-     * to MicroVAPI's send thread (a wake-up); measured with ./aldeia bench, 1 MiB one-way:
-     * 94 -> 62 µs pinned, 103 -> 85 µs free. A post per 64 KiB costs one native call, well
-     * under the copy of 64 KiB.
+     * A write is posted as it is copied, in portions of one message's worth for the library
+     * below ({@code EVAPI_query_qp_post_bytes}: MicroVAPI coalesces 64 KiB into one DECK message
+     * over shared memory, 256 KiB over tcp), so that the peer takes the first portion in while
+     * this thread copies the next. Copying a whole 1 MiB write before posting any of it left the
+     * reader idle meanwhile and handed the rest to MicroVAPI's send thread (a wake-up); measured
+     * with ./aldeia bench, 1 MiB one-way: 94 -> 62 µs pinned, 103 -> 85 µs free. A post per
+     * portion costs one native call, well under the copy of the portion. Over tcp a larger
+     * portion is one larger frame and system call: the kernel's send path costs per call, and
+     * the JDK writes 128 KiB per call. This many bytes when the library does not say.
      */
-    static final int POST_PORTION = 64 * 1024;
+    static final int DEFAULT_POST_PORTION = 64 * 1024;
 
     /**
      * A write's rest of at most this many bytes goes with the portion before it: a program that
@@ -56,6 +59,7 @@ final class SendPath {
     private final long regionAddress;
     private final int lkey;
     private final SendRing ring;
+    private final int postPortion;
     private final Memory descriptors;
     private final ByteBuffer descriptorView;
     private final CompletionQueue completions;
@@ -68,7 +72,7 @@ final class SendPath {
     private long lastWrite;        // System.nanoTime() of the last write
     private IOException failure; // a send failed: the stream is broken for good
 
-    SendPath(QueuePair pair, int blockSize, BooleanSupplier closed) {
+    SendPath(QueuePair pair, int blockSize, BooleanSupplier closed) throws VapiException {
         this.vapi = pair.vapi();
         this.hca = pair.hca();
         this.qp = pair.qp();
@@ -76,11 +80,17 @@ final class SendPath {
         this.regionAddress = pair.sendRegion().address();
         this.lkey = pair.sendRegion().lkey();
         this.ring = new SendRing(pair.sendRegion().size(), blockSize, pair.sendSlots());
+        this.postPortion = Math.max(blockSize, pair.postBytes(DEFAULT_POST_PORTION));
         this.descriptors = new Memory((long) ring.slots() * Desc.SIZE);
         this.descriptorView = VapiStructs.view(descriptors);
         // a poll can return at most one completion per slot, plus the end-of-stream request
         this.completions = new CompletionQueue(vapi, hca, pair.sendCq(), pair.sendCqRing(), ring.slots() + 1, closed);
         this.closed = closed;
+    }
+
+    /** Bytes posted together as a write is copied (see {@link #DEFAULT_POST_PORTION}). */
+    int postPortion() {
+        return postPortion;
     }
 
     void write(byte[] b, int off, int len) throws IOException {
@@ -93,7 +103,7 @@ final class SendPath {
                 long first = ring.nextId();
                 int count = 0;
                 int portionStart = done;
-                for (int n; done < len && (done - portionStart < POST_PORTION || len - done <= POST_TAIL)
+                for (int n; done < len && (done - portionStart < postPortion || len - done <= POST_TAIL)
                         && (n = ring.nextBlockLength(len - done)) > 0; done += n, count++) {
                     int at = ring.head();
                     sendRegion.put(at, b, off + done, n);

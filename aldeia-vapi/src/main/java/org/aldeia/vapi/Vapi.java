@@ -55,6 +55,13 @@ public interface Vapi {
      */
     int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len);
 
+    /**
+     * Once connected: how many bytes of consecutive sends one post list should carry for the
+     * library to move them as one transfer, into bytes[0] (read it unsigned). {@code VAPI_ENOSYS}
+     * from a library that has no preference.
+     */
+    int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes);
+
     int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
 
     int VAPI_deregister_mr(long hca, long mr);

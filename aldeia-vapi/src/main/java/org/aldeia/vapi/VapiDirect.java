@@ -156,6 +156,11 @@ public final class VapiDirect implements Vapi {
     }
 
     @Override
+    public int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes) {
+        return Functions.EVAPI_query_qp_post_bytes(hca, qp, bytes);
+    }
+
+    @Override
     public int EVAPI_poll_cq_many(long hca, long cq, int max, Pointer wcs, int[] count) {
         return Functions.EVAPI_poll_cq_many(hca, cq, max, wcs, count);
     }
@@ -195,6 +200,7 @@ public final class VapiDirect implements Vapi {
         static native int VAPI_modify_qp(long hca, long qp, Pointer attr);
         static native int VAPI_destroy_qp(long hca, long qp);
         static native int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len);
+        static native int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes);
         static native int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
         static native int VAPI_deregister_mr(long hca, long mr);
         static native int VAPI_post_sr(long hca, long qp, long sr);

@@ -53,6 +53,8 @@ final class FakeVapi implements Vapi {
     private int nextQpNum = 7;
 
     volatile boolean holdSendCompletions;
+    /** What EVAPI_query_qp_post_bytes says; 0: VAPI_ENOSYS, as from a library with no preference. */
+    volatile int postBytes;
     final List<Posted> posted = new ArrayList<>();
     final List<Integer> modifiedPathMtu = new ArrayList<>();
     final List<Integer> modifiedDestId = new ArrayList<>();
@@ -288,6 +290,15 @@ final class FakeVapi implements Vapi {
     @Override
     public int EVAPI_poll_cq_block(long hca, long cq, int timeoutUsec, Pointer wc) {
         return awaitEntry(cq, timeoutUsec, (queue, entry) -> write(wc, 0, entry));
+    }
+
+    @Override
+    public int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes) {
+        if (postBytes == 0) {
+            return VAPI_ENOSYS;
+        }
+        bytes[0] = postBytes;
+        return VAPI_OK;
     }
 
     /** Not offered: the channel then polls through the calls, which these tests exercise. */

@@ -42,6 +42,12 @@ final class Fixtures {
         final int qpNumB;
 
         ChannelPair(int mtu, int sendRegionSize, int receiveBuffers) throws IOException {
+            this(mtu, sendRegionSize, receiveBuffers, 0);
+        }
+
+        /** @param postBytes what the library says to post at a time; 0: it does not say */
+        ChannelPair(int mtu, int sendRegionSize, int receiveBuffers, int postBytes) throws IOException {
+            fake.postBytes = postBytes;
             transport = VapiTransport.open(vapi, "fake0", configuration(mtu, sendRegionSize, receiveBuffers),
                     PeerIntroducer.none(), "fake");
             EndpointSizes sizes = new EndpointSizes(sendRegionSize, receiveBuffers, 1 << 16);

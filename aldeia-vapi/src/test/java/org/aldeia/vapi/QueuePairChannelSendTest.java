@@ -56,7 +56,7 @@ class QueuePairChannelSendTest {
             p.a.write(random(100 * 1024, 1), 0, 100 * 1024);
             ArgumentCaptor<Integer> counts = ArgumentCaptor.forClass(Integer.class);
             verify(p.vapi, times(2)).EVAPI_post_sr_list(anyLong(), anyLong(), counts.capture(), any());
-            int perPortion = SendPath.POST_PORTION / 1024;
+            int perPortion = SendPath.DEFAULT_POST_PORTION / 1024;
             assertEquals(List.of(perPortion, 100 - perPortion), counts.getAllValues());
             List<Posted> posted = p.fake.posted;
             assertEquals(100, posted.size());
@@ -68,8 +68,24 @@ class QueuePairChannelSendTest {
     }
 
     @Test
+    void portionsAreWhatTheLibrarySaysItMovesAsOneTransfer() throws IOException {
+        int block = 64 * 1024;
+        try (ChannelPair p = new ChannelPair(block, 1024 * 1024, 16, 4 * block)) {
+            clearInvocations(p.vapi);
+            p.a.write(random(1024 * 1024 + 8, 3), 0, 1024 * 1024 + 8);
+            ArgumentCaptor<Integer> counts = ArgumentCaptor.forClass(Integer.class);
+            verify(p.vapi, atLeastOnce()).EVAPI_post_sr_list(anyLong(), anyLong(), counts.capture(), any());
+            assertEquals(List.of(4, 4, 4, 5), counts.getAllValues(), "four portions, the tail with the last");
+            List<Posted> posted = p.fake.posted;
+            for (int i = 0; i < posted.size(); i++) {
+                assertEquals(i % 4 == 3 && i < 12 || i == 16, posted.get(i).signalled(), "block " + i);
+            }
+        }
+    }
+
+    @Test
     void aShortTailGoesWithThePortionBeforeIt() throws IOException {
-        int portion = SendPath.POST_PORTION;
+        int portion = SendPath.DEFAULT_POST_PORTION;
         try (ChannelPair p = new ChannelPair(portion, 4 * portion, 16)) {
             for (int tail : new int[] {8, SendPath.POST_TAIL, SendPath.POST_TAIL + 1}) {
                 p.a.flush();
