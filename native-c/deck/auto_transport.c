@@ -32,7 +32,11 @@
  *
  * The first peer added through sci ends such waits (wake_fd), and from then on waits are sci's.
  * Plain waiters (DECK_KEY_ANY: the receive thread) keep the doorbell: they take what nobody
- * waits for, which tcp's reader threads deliver once no waiter reads.
+ * waits for, which tcp's reader threads deliver once no waiter reads. What a reading waiter
+ * delivers for others it hands on when it looks (MicroVAPI drains after every wait); one that
+ * leaves without looking (its deadline came, its socket closed) leaves it to the waits that
+ * end by themselves: MicroVAPI's readers look again within 100 ms, its receive thread within
+ * 200 ms.
  */
 #include <stdio.h>
 #include <stdlib.h>
