@@ -24,7 +24,7 @@ import org.aldeia.vapi.VapiStructs.Wc;
  * one non-blocking poll. It blocks only when the ring is full.
  *
  * <p>A write is posted in portions as it is copied (what the library moves as one transfer,
- * {@link #postPortion}), each ending with a signalled block; one larger than the free part of
+ * see {@link #DEFAULT_POST_PORTION}), each ending with a signalled block; one larger than the free part of
  * the ring waits for a completion when the ring is full. Its native calls grow by one per
  * portion, never per block.
  */
@@ -59,7 +59,7 @@ final class SendPath {
     private final long regionAddress;
     private final int lkey;
     private final SendRing ring;
-    private final int postPortion;
+    private final int postPortion;     // bytes posted together (see DEFAULT_POST_PORTION)
     private final Memory descriptors;
     private final ByteBuffer descriptorView;
     private final CompletionQueue completions;
@@ -86,11 +86,6 @@ final class SendPath {
         // a poll can return at most one completion per slot, plus the end-of-stream request
         this.completions = new CompletionQueue(vapi, hca, pair.sendCq(), pair.sendCqRing(), ring.slots() + 1, closed);
         this.closed = closed;
-    }
-
-    /** Bytes posted together as a write is copied (see {@link #DEFAULT_POST_PORTION}). */
-    int postPortion() {
-        return postPortion;
     }
 
     void write(byte[] b, int off, int len) throws IOException {
