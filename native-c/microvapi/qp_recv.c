@@ -10,9 +10,10 @@
  * Flow control: the queue holds at most `window` payload bytes the application has not taken
  * (handed out to a receive request counts as taken). Every message we send carries our edge,
  * consumed + window (qp_send.c); when the application has taken a quarter of the window since
- * the edge we last told, the new edge goes in a credit message: from the thread that posts
- * receive requests, or, when data went straight into requests posted in advance, from the
- * engine's send thread (a dispatcher never posts). A peer that sends beyond the edge breaks the protocol: the queue pair fails, nothing is stored.
+ * the edge we last told, the new edge goes in a credit message from the thread that posts
+ * receive requests. Data that went straight into requests posted in advance is taken without
+ * such a post; once half the window went that way, the engine's send thread tells the edge (a
+ * dispatcher never posts). A peer that sends beyond the edge breaks the protocol: the queue pair fails, nothing is stored.
  * Memory per queue pair is thus bounded by the window plus 4 bytes per block and a chunk's
  * slack.
  *
@@ -119,6 +120,18 @@ static int credit_due_locked(const struct mv_qp *qp)
     return qp->consumed + qp->window - qp->advertised >= qp->window / 4;
 }
 
+/* Whether the dispatcher must have the send thread tell the edge: half the window taken by
+ * requests posted in advance since the edge we last told. Below that, the reader that took the
+ * data posts its next receive request soon (Aldeia's reposts each buffer it emptied) and tells
+ * the edge from its own thread (mv_rq_credit): a quarter-window threshold here woke the send
+ * thread for every credit of a stream, a wake-up per 1 MiB that preempted the reader on two
+ * cores. A reader that posts nothing more still opens the peer's window, half of which is
+ * still in flight when the credit leaves. rq.lock held. */
+static int dispatcher_credit_due_locked(const struct mv_qp *qp)
+{
+    return qp->consumed + qp->window - qp->advertised >= qp->window / 2;
+}
+
 /* The window edge the peer gave: our sends may go up to it. 0 when the queue pair is not
  * connected yet (the edge is kept for its connect). */
 static int take_credit(struct mv_qp *qp, const struct mv_wire_head *h, int src)
@@ -173,7 +186,7 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
     int64_t queued = rc || off >= len ? 0
                      : mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off);
     int changed = !rc && (queued < 0 || queued + handed != payload);
-    int due = credit_due_locked(qp);
+    int due = dispatcher_credit_due_locked(qp);
     pthread_mutex_unlock(&qp->rq.lock);
     if (changed)
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) changed a message while it was being "
