@@ -78,9 +78,19 @@ void tcp_frame_decode(const unsigned char h[TCP_FRAME_BYTES], tcp_frame_t *f);
 
 /* ---- tcp_io.c: a connection's byte stream, plain or TLS (tcp_tls.c) ---- */
 typedef struct tcp_io {
-    int   fd;
-    void *tls;                     /* SSL *, or NULL: plain */
+    int    fd;
+    void  *tls;                    /* SSL *, or NULL: plain */
+    size_t write_max;              /* most bytes one plain system call writes; 0: no bound */
 } tcp_io_t;
+
+/* Over a path of segments this short (a network's, not loopback's 64 KiB), one system call
+ * writes at most TCP_WRITE_MAX bytes (tcp_io_plain). */
+#define TCP_WRITE_BOUNDED_MSS (16 * 1024)
+#define TCP_WRITE_MAX         (128 * 1024)
+
+/* The stream over the connected plain socket fd: TCP_NODELAY set, its writes bounded for its
+ * path (TCP_WRITE_MAX). */
+tcp_io_t tcp_io_plain(int fd);
 
 /* 1: read; 0: end of stream; -errno: failure. */
 int  tcp_io_read(tcp_io_t *io, void *buf, size_t n);

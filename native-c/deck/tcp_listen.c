@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -168,9 +167,7 @@ static void proved(int i)
     p->fd = -1;
     drop(i, NULL);
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    tcp_io_t io = { .fd = fd };
+    tcp_io_t io = tcp_io_plain(fd);
     if (tcp_conn_start(io, peer, origin, tcp_tls_wanted() ? &auth : NULL) != DECK_OK) deck_log("%s", deck_last_error());
     memset(&auth, 0, sizeof auth);
 }

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,8 +223,6 @@ static int dial(const tcp_sockaddr_t *addr, const struct timespec *deadline, con
         }
         if (err == 0) {
             fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             *out = fd;
             return DECK_OK;
         }
@@ -246,7 +243,7 @@ static int connect_peer(tcp_peer_t *p, const tcp_sockaddr_t *addr, const uint8_t
     snprintf(origin, sizeof origin, "node %d at %s", p->id, where);
     int fd = -1, rc = dial(addr, deadline, origin, &fd);
     if (rc) return rc;
-    tcp_io_t io = { .fd = fd };
+    tcp_io_t io = tcp_io_plain(fd);
     if ((rc = tcp_auth_connect(&io, p->id, key, tcp_auth_timeout_ms(), origin))) {
         tcp_io_close(&io);
         return rc;
