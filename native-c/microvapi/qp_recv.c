@@ -113,23 +113,21 @@ static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
     return 0;
 }
 
-/* Whether the application took a quarter of the window since the edge we last told the peer;
- * rq.lock held. */
-static int credit_due_locked(const struct mv_qp *qp)
-{
-    return qp->consumed + qp->window - qp->advertised >= qp->window / 4;
-}
+/* Whether the application took window / parts bytes since the edge we last told the peer;
+ * rq.lock held. The thread that posts receive requests tells the edge at a quarter
+ * (CREDIT_PARTS). The dispatcher, whose data went into requests posted in advance, has the
+ * send thread tell it only at half (DISPATCHER_CREDIT_PARTS): below that, the reader that took
+ * the data posts its next receive request soon (Aldeia's reposts each buffer it emptied) and
+ * tells the edge from its own thread (mv_rq_credit); a quarter there woke the send thread for
+ * every credit of a stream, a wake-up per 1 MiB that preempted the reader on two cores. A
+ * reader that posts nothing more still opens the peer's window, half of which is still in
+ * flight when the credit leaves. */
+#define CREDIT_PARTS            4u
+#define DISPATCHER_CREDIT_PARTS 2u
 
-/* Whether the dispatcher must have the send thread tell the edge: half the window taken by
- * requests posted in advance since the edge we last told. Below that, the reader that took the
- * data posts its next receive request soon (Aldeia's reposts each buffer it emptied) and tells
- * the edge from its own thread (mv_rq_credit): a quarter-window threshold here woke the send
- * thread for every credit of a stream, a wake-up per 1 MiB that preempted the reader on two
- * cores. A reader that posts nothing more still opens the peer's window, half of which is
- * still in flight when the credit leaves. rq.lock held. */
-static int dispatcher_credit_due_locked(const struct mv_qp *qp)
+static int credit_due_locked(const struct mv_qp *qp, uint32_t parts)
 {
-    return qp->consumed + qp->window - qp->advertised >= qp->window / 2;
+    return qp->consumed + qp->window - qp->advertised >= qp->window / parts;
 }
 
 /* The window edge the peer gave: our sends may go up to it. 0 when the queue pair is not
@@ -186,7 +184,7 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
     int64_t queued = rc || off >= len ? 0
                      : mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off);
     int changed = !rc && (queued < 0 || queued + handed != payload);
-    int due = dispatcher_credit_due_locked(qp);
+    int due = credit_due_locked(qp, DISPATCHER_CREDIT_PARTS);
     pthread_mutex_unlock(&qp->rq.lock);
     if (changed)
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) changed a message while it was being "
@@ -214,7 +212,7 @@ void mv_rq_credit(struct mv_qp *qp)
     struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&qp->rq.lock);
     uint32_t edge = qp->consumed + qp->window;
-    int due = peer && !qp->rq_failed_status && !qp->rq.stopping && credit_due_locked(qp);
+    int due = peer && !qp->rq_failed_status && !qp->rq.stopping && credit_due_locked(qp, CREDIT_PARTS);
     if (due)
         qp->advertised = edge;
     pthread_mutex_unlock(&qp->rq.lock);
