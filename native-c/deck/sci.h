@@ -193,6 +193,7 @@ int          sci_mseg_attach(int node, deck_seg_t *seg);    /* a copy of the map
 typedef struct sci_waiter {
     deck_bell_t    *bell;
     int             armed, forever, once, polls;
+    int             spun;          /* the polling window (spin_end) is over */
     int             yielding;      /* the last ringer ran on this CPU: poll with sched_yield */
     int             deck_ids;      /* the peer is a DECK id (deck_core_peer_gone), not a node here */
     uint32_t        seen;

@@ -65,8 +65,7 @@ static int gone(int node, int index)
 static int receiver_lost(sci_out_t *o, int node)
 {
     if (!sci_node_known_dead(node)) {
-        if (!deck_deadline_passed(&o->next_check)) return DECK_OK;
-        deck_deadline(&o->next_check, SCI_CHECK_MS);
+        if (!deck_check_due(&o->next_check, SCI_CHECK_MS)) return DECK_OK;
         if (sci_node_alive(node)) return DECK_OK;
     }
     return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);

@@ -57,6 +57,18 @@ int deck_deadline_passed(const struct timespec *abs)
     return now.tv_sec > abs->tv_sec || (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
 }
 
+int deck_check_due(struct timespec *next, int ms)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+    if (now.tv_sec < next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec < next->tv_nsec))
+        return 0;
+    next->tv_sec = now.tv_sec + ms / 1000;
+    next->tv_nsec = now.tv_nsec + (long)(ms % 1000) * 1000000L;
+    if (next->tv_nsec >= 1000000000L) { next->tv_sec++; next->tv_nsec -= 1000000000L; }
+    return 1;
+}
+
 /* Only valid on condvars made by deck_cond_init (CLOCK_MONOTONIC). */
 int deck_cond_wait_until(deck_cond_t *c, deck_mutex_t *m, const struct timespec *abs)
 {

@@ -129,7 +129,7 @@ void mv_eng_heard(int src, int ping)
     while (p && p->id != (uint32_t)src)
         p = p->next;
     if (p)
-        p->heard_ns = mv_now_ns();
+        p->heard_ns = mv_coarse_ns();
     if (ping && src >= 0)
         mv_eng_schedule_control_locked(src, MV_WIRE_PONG, 0, 0);
     pthread_mutex_unlock(&eng.lock);
@@ -145,7 +145,7 @@ static int give_up_locked(struct mv_peer *p, uint64_t now)
         snprintf(p->why, sizeof p->why, "has gone away");
         return 1;
     }
-    uint64_t silent = now - p->heard_ns;
+    uint64_t silent = now > p->heard_ns ? now - p->heard_ns : 0;   /* heard_ns may be coarse */
     if (silent > eng.timeout_ns) {
         snprintf(p->why, sizeof p->why, "has answered nothing for %llu ms (peer_timeout)",
                  (unsigned long long)(silent / 1000000));
