@@ -68,25 +68,51 @@ enum Anchor {
         return quick ? Math.max(250, full / 10) : full;
     }
 
-    /** The row of {@code runs} runs in one placement; a failure ends the runs and is the row's reason. */
-    Row measure(Placement placement, int runs, boolean quick, Path out) throws InterruptedException {
-        if (!onPath(command)) {
-            return Row.of(optionName(), label, order(), placement, List.of(), "install " + debianPackage);
+    /** This anchor's runs in one placement, to be measured one per round of the bench. */
+    Runs runs(Placement placement, boolean quick, Path out) {
+        return new Runs(this, placement, quick, out);
+    }
+
+    /**
+     * One anchor's runs in one placement, one per round ({@link RunRounds}), so that its median
+     * takes a run from each of the machine's phases as the transports' medians do. A failure
+     * ends the runs and is the row's reason; a tool not on the PATH runs never.
+     */
+    static final class Runs {
+        private final Anchor anchor;
+        private final Placement placement;
+        private final boolean quick;
+        private final Path out;
+        private final List<Cell> cells = new ArrayList<>();
+        private String failure;
+
+        private Runs(Anchor anchor, Placement placement, boolean quick, Path out) {
+            this.anchor = anchor;
+            this.placement = placement;
+            this.quick = quick;
+            this.out = out;
+            this.failure = onPath(anchor.command) ? null : "install " + anchor.debianPackage;
         }
-        List<Cell> cells = new ArrayList<>();
-        String failure = null;
-        for (int run = 1; run <= runs && failure == null; run++) {
-            log.info("bench: {}, {}, run {} ...", label, placement.label(), run);
+
+        /** Run number {@code run} (from 1), unless an earlier one failed. */
+        void measure(int run) throws InterruptedException {
+            if (failure != null) {
+                return;
+            }
+            log.info("bench: {}, {}, run {} ...", anchor.label, placement.label(), run);
             try {
-                Path logs = Files.createDirectories(out.resolve("bench-runs").resolve(optionName())
+                Path logs = Files.createDirectories(out.resolve("bench-runs").resolve(anchor.optionName())
                         .resolve(placement.label() + "-" + run));
-                cells.addAll(tool.measureOnce(placement, quick, logs));
+                cells.addAll(anchor.tool.measureOnce(placement, quick, logs));
             } catch (IOException e) {
                 failure = e.getMessage();
-                log.warn("bench: {}, {}: {}", label, placement.label(), failure);
+                log.warn("bench: {}, {}: {}", anchor.label, placement.label(), failure);
             }
         }
-        return Row.of(optionName(), label, order(), placement, cells, failure);
+
+        Row row() {
+            return Row.of(anchor.optionName(), anchor.label, anchor.order(), placement, cells, failure);
+        }
     }
 
     static boolean onPath(String command) {

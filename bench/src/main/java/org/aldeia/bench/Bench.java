@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code ./aldeia bench}: for each {@link Transport} and {@link Placement}, {@code --runs} times
- * (in rounds: {@link RunRounds}), a server JVM and a client JVM on this machine (a 2-node run of
+ * (in rounds: {@link RunRounds}; each round ends with a run of every anchor tool), a server JVM and a client JVM on this machine (a 2-node run of
  * {@link DeckLauncher}, which also gives the static DECK rows their nodes file); then the tables
  * on stdout, {@code bench-results.csv} and {@code bench-results.png} in the output directory. Each figure
  * is the median across the runs. A transport that cannot run becomes an "n/a (reason)" row.
@@ -58,12 +58,24 @@ public final class Bench {
                     }
                 }
             }
+            List<Anchor.Runs> anchorRuns = new ArrayList<>();
+            for (Anchor anchor : selection.anchors()) {
+                for (Placement placement : placements) {
+                    if (placement != Placement.HOSTS) { // the anchors' tools run on one host
+                        anchorRuns.add(anchor.runs(placement, quick, out));
+                    }
+                }
+            }
             try (Hosts hosts = new Hosts(placements.contains(Placement.HOSTS))) {
                 List<Slot> runnable = slots.stream()
                         .filter(slot -> slot.placement() != Placement.HOSTS || hosts.failure() == null).toList();
                 Map<Slot, List<TransportResult>> results = RunRounds.run(runnable, runs, (slot, number) -> run(
                         slot.transport(), slot.placement(), slot.placement() == Placement.HOSTS ? hosts.hosts() : null,
-                        number, out, quick));
+                        number, out, quick), number -> {
+                            for (Anchor.Runs anchor : anchorRuns) {
+                                anchor.measure(number);
+                            }
+                        });
                 for (Slot slot : slots) {
                     Transport transport = slot.transport();
                     rows.add(results.containsKey(slot) ? Row.of(transport, slot.placement(), results.get(slot))
@@ -71,13 +83,7 @@ public final class Bench {
                                     List.of(), hosts.failure()));
                 }
             }
-            for (Anchor anchor : selection.anchors()) {
-                for (Placement placement : placements) {
-                    if (placement != Placement.HOSTS) { // the anchors' tools run on one host
-                        rows.add(anchor.measure(placement, runs, quick, out));
-                    }
-                }
-            }
+            anchorRuns.forEach(anchor -> rows.add(anchor.row()));
             System.out.println();
             System.out.print(ResultTable.render(rows, BenchClient.SIZES));
             Path csv = out.resolve("bench-results.csv");

@@ -15,7 +15,8 @@ import java.util.Map;
  * every row's median takes one run from each round.
  *
  * <p>A slot whose run measured nothing (the transport cannot run here) is not run again: it
- * would only fail again.
+ * would only fail again. After each round's slots come the round's other runs (the anchors'
+ * tools), so that they, too, take one run from each phase.
  */
 final class RunRounds {
 
@@ -27,8 +28,19 @@ final class RunRounds {
     private RunRounds() {
     }
 
+    /** What else a round runs, after its slots; {@code number} counts from 1. */
+    interface RoundEnd {
+        void run(int number) throws IOException, InterruptedException;
+    }
+
     /** Each slot's results, in the slots' order, from {@code runs} rounds. */
     static <S> Map<S, List<TransportResult>> run(List<S> slots, int runs, Runner<S> runner)
+            throws IOException, InterruptedException {
+        return run(slots, runs, runner, number -> { });
+    }
+
+    /** As {@link #run(List, int, Runner)}, each round ending with {@code roundEnd}. */
+    static <S> Map<S, List<TransportResult>> run(List<S> slots, int runs, Runner<S> runner, RoundEnd roundEnd)
             throws IOException, InterruptedException {
         Map<S, List<TransportResult>> results = new LinkedHashMap<>();
         for (S slot : slots) {
@@ -41,6 +53,7 @@ final class RunRounds {
                     done.add(runner.run(slot, number));
                 }
             }
+            roundEnd.run(number);
         }
         return results;
     }

@@ -27,6 +27,16 @@ class RunRoundsTest {
     }
 
     @Test
+    void eachRoundEndsWithItsOtherRuns() throws Exception {
+        List<String> order = new ArrayList<>();
+        RunRounds.run(List.of("jdk", "aldeia"), 2, (slot, number) -> {
+            order.add(slot + number);
+            return measured();
+        }, number -> order.add("anchors" + number));
+        assertEquals(List.of("jdk1", "aldeia1", "anchors1", "jdk2", "aldeia2", "anchors2"), order);
+    }
+
+    @Test
     void aSlotThatMeasuredNothingIsNotRunAgain() throws Exception {
         List<String> order = new ArrayList<>();
         Map<String, List<TransportResult>> results = RunRounds.run(List.of("broken", "jdk"), 2, (slot, number) -> {
