@@ -38,7 +38,7 @@ public final class Demo {
             "            [--big-runs 10]",
             "  ping-pong: --iterations timed round trips per size after --warmup untimed ones;",
             "  serialization: int[] of 10^1 .. 10^max-exponent (7 at most), --runs each (--big-runs from 10^6)",
-            "  after --warmup untimed ones.");
+            "  after --warmup untimed ones; both first run untimed for --jit-warmup-ms (every size in turn).");
 
     private Demo() {
     }
@@ -57,17 +57,18 @@ public final class Demo {
         // a sweep could show 5-10x its neighbours from a few slow round trips (a wake-up missed,
         // the JIT compiling on the other core), and the first serialization sizes ran interpreted.
         String warmup = String.valueOf(arguments.integer("warmup", 100, 0));
+        String jitWarmup = String.valueOf(arguments.integer("jit-warmup-ms", PingPong.DEFAULT_JIT_WARMUP_MILLIS, 0));
         List<String> pingPongOptions = List.of(
                 "--sizes", SWEEP, "--large", join(HEADLINE_SIZES),
                 "--iterations", String.valueOf(arguments.integer("iterations", 1000, 1)),
                 "--warmup", warmup,
-                "--jit-warmup-ms", String.valueOf(arguments.integer("jit-warmup-ms",
-                        PingPong.DEFAULT_JIT_WARMUP_MILLIS, 0)));
+                "--jit-warmup-ms", jitWarmup);
         List<String> serializationOptions = List.of(
                 "--max-exponent", String.valueOf(arguments.integer("max-exponent", Serialization.BIG_EXPONENT, 1)),
                 "--runs", String.valueOf(arguments.integer("runs", 1000, 1)),
                 "--big-runs", String.valueOf(arguments.integer("big-runs", 10, 1)),
-                "--warmup", warmup);
+                "--warmup", warmup,
+                "--jit-warmup-ms", jitWarmup);
 
         String configuration = System.getProperty("aldeia.configuration");
         out.println("Aldeia demo: every benchmark runs its server and its client in two JVMs on this machine,");

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   Serialization receiver --port P --impl aldeia|jdk
  *   Serialization sender --host H --port P --impl aldeia|jdk [--max-exponent 6] [--runs 100]
- *                        [--big-runs 10] [--warmup 3] [--csv]
+ *                        [--big-runs 10] [--warmup 3] [--jit-warmup-ms 500] [--csv]
  * </pre>
  * The sender times {@code int[]} arrays of 10^1 .. 10^max-exponent elements.
  */
@@ -30,9 +30,11 @@ public final class Serialization {
     static final String USAGE = String.join("\n",
             "usage: Serialization receiver --port P --impl aldeia|jdk",
             "       Serialization sender --host H --port P --impl aldeia|jdk [--max-exponent 6]",
-            "                            [--runs 100] [--big-runs 10] [--warmup 3] [--csv]",
+            "                            [--runs 100] [--big-runs 10] [--warmup 3] [--jit-warmup-ms 500] [--csv]",
             "  arrays of 10^1 .. 10^max-exponent ints (max-exponent 1..7); --runs timed transfers each,",
-            "  --big-runs for 10^6 and 10^7; --csv prints elements,runs,total_ms lines.");
+            "  --big-runs for 10^6 and 10^7; --jit-warmup-ms: untimed transfers of the arrays up to 10^5",
+            "  in turn first, so that both JVMs run compiled code (0: none); --csv prints",
+            "  elements,runs,total_ms lines.");
 
     private Serialization() {
     }
@@ -43,7 +45,8 @@ public final class Serialization {
 
     static void run(String[] args, PrintStream out) throws Exception {
         Arguments arguments = Arguments.parse(args,
-                Set.of("host", "port", "impl", "max-exponent", "runs", "big-runs", "warmup"), Set.of("csv"));
+                Set.of("host", "port", "impl", "max-exponent", "runs", "big-runs", "warmup", "jit-warmup-ms"),
+                Set.of("csv"));
         String role = arguments.role();
         if ("receiver".equals(role)) {
             receive(arguments.kind(), arguments.requiredInteger("port", 0), out);
@@ -58,9 +61,10 @@ public final class Serialization {
             List<SerializationSender.Case> cases = cases(maxExponent,
                     arguments.integer("runs", 100, 1), arguments.integer("big-runs", 10, 1));
             int warmup = arguments.integer("warmup", 3, 0);
+            int jitWarmupMillis = arguments.integer("jit-warmup-ms", PingPong.DEFAULT_JIT_WARMUP_MILLIS, 0);
             List<SerializationResult> results;
             try (Socket socket = kind.connect(host, port)) {
-                results = new SerializationSender(socket).run(cases, warmup);
+                results = new SerializationSender(socket).run(cases, warmup, jitWarmupMillis);
             }
             if (arguments.flag("csv")) {
                 out.println(SerializationResult.CSV_HEADER);

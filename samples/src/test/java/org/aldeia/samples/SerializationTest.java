@@ -48,7 +48,7 @@ class SerializationTest {
             Future<Long> received = receiveOnce(server);
             List<SerializationResult> results;
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
-                results = new SerializationSender(socket).run(Serialization.cases(3, 4, 1), 1);
+                results = new SerializationSender(socket).run(Serialization.cases(3, 4, 1), 1, 0);
             }
             assertEquals(List.of(10, 100, 1000), results.stream().map(SerializationResult::elements).toList());
             for (SerializationResult result : results) {
@@ -56,6 +56,20 @@ class SerializationTest {
                 assertTrue(result.millisPerRun() > 0, "time of " + result);
             }
             assertEquals(3 * (4 + 1), received.get(10, TimeUnit.SECONDS));
+        }
+    }
+
+    @Test
+    void theJitWarmUpSendsCheckedArraysBeforeAnythingIsTimed() throws Exception {
+        try (ServerSocket server = SocketKind.JDK.serverSocket(0)) {
+            Future<Long> received = receiveOnce(server);
+            List<SerializationResult> results;
+            try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
+                results = new SerializationSender(socket).run(Serialization.cases(2, 3, 1), 0, 200);
+            }
+            assertEquals(List.of(10, 100), results.stream().map(SerializationResult::elements).toList());
+            // The receiver checked every array it got: the timed ones and, before them, the warm-up's.
+            assertTrue(received.get(10, TimeUnit.SECONDS) > 2 * 3 + 10, "arrays received: " + received.get());
         }
     }
 
@@ -106,7 +120,7 @@ class SerializationTest {
             try (Socket socket = SocketKind.JDK.connect("127.0.0.1", server.getLocalPort())) {
                 // EOF, reset or broken pipe, depending on how far the first write got: always an IOException.
                 assertThrows(IOException.class,
-                        () -> new SerializationSender(socket).run(Serialization.cases(1, 1, 1), 0));
+                        () -> new SerializationSender(socket).run(Serialization.cases(1, 1, 1), 0, 0));
             }
         }
     }
