@@ -8,8 +8,9 @@
  * Every VAPI call looks a handle up and lets it go, from every thread of the process (a
  * socket's reader and writer, the engine's threads), so the lookup takes no lock: one
  * compare-and-swap on the entry's state word, which holds the serial, the kind, the retired
- * flag and the pin count together. Under one process-wide mutex, two lookups per call cost
- * about a tenth of a 64 B one-way message, and a thread preempted while holding it stalled
+ * flag and the pin count together. Under one process-wide mutex, the lookups of a 64 B
+ * message's calls cost 15-20 ns of MicroVAPI's 0.46 us one-way (C ping-pong, measured), every
+ * thread of the process took that one lock, and a thread preempted while holding it stalled
  * every other one. Adding, retiring, linking and removing still take the mutex (they are rare),
  * and a pinned entry's serial and kind never change, so its obj and hca are stable.
  *
