@@ -22,6 +22,8 @@ int deck_fail_errno(int code, int err, const char *fmt, ...) __attribute__((form
 void deck_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- time (thread.c) ---- */
+/* `us` microseconds after time t: deadlines, and one clock read serving several (sci_wait.c). */
+struct timespec deck_time_after(const struct timespec *t, long us);
 /* Absolute CLOCK_MONOTONIC time `ms` from now: the clock every condvar of libdeck uses. */
 void deck_deadline(struct timespec *abs, int ms);
 int  deck_deadline_passed(const struct timespec *abs);

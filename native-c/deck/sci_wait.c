@@ -38,16 +38,6 @@ static void cpu_relax(void)
 #endif
 }
 
-/* `us` after `now` (one clock read serves every bound a wait starts with). */
-static struct timespec after(const struct timespec *now, long us)
-{
-    struct timespec t = *now;
-    t.tv_sec += us / 1000000L;
-    t.tv_nsec += (us % 1000000L) * 1000L;
-    if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
-    return t;
-}
-
 void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
 {
     w->bell = bell;
@@ -58,12 +48,12 @@ void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
     w->deck_ids = 0;
     w->forever = timeout_ms < 0 && timeout_ms != DECK_POLL;
     w->once = timeout_ms == 0;
-    struct timespec now;
+    struct timespec now;   /* one clock read serves every bound the wait starts with */
     clock_gettime(CLOCK_MONOTONIC, &now);
-    w->deadline = after(&now, (timeout_ms > 0 ? timeout_ms : 0) * 1000L);
-    w->next_check = after(&now, SCI_CHECK_MS * 1000L);
+    w->deadline = deck_time_after(&now, (timeout_ms > 0 ? timeout_ms : 0) * 1000L);
+    w->next_check = deck_time_after(&now, SCI_CHECK_MS * 1000L);
     /* Now plus DECK_SPIN_US (nothing when it is -1: those waits poll to their deadline). */
-    w->spin_end = after(&now, sci.cfg.spin_us < 0 ? 0 : sci.cfg.spin_us);
+    w->spin_end = deck_time_after(&now, sci.cfg.spin_us < 0 ? 0 : sci.cfg.spin_us);
     w->spun = sci.cfg.spin_us == 0;
     /* DECK_POLL: the polling window is the whole wait (100 ms when polling has no end). */
     if (timeout_ms == DECK_POLL) {

@@ -42,30 +42,42 @@ int deck_cond_signal(deck_cond_t *c)    { return thread_result(pthread_cond_sign
 int deck_cond_broadcast(deck_cond_t *c) { return thread_result(pthread_cond_broadcast(c), "deck_cond_broadcast"); }
 int deck_cond_destroy(deck_cond_t *c)   { return thread_result(pthread_cond_destroy(c), "deck_cond_destroy"); }
 
+struct timespec deck_time_after(const struct timespec *t, long us)
+{
+    struct timespec r = *t;
+    r.tv_sec += us / 1000000L;
+    r.tv_nsec += (us % 1000000L) * 1000L;
+    if (r.tv_nsec >= 1000000000L) { r.tv_sec++; r.tv_nsec -= 1000000000L; }
+    return r;
+}
+
+/* Whether `now` is at or past `t`. */
+static int reached(const struct timespec *now, const struct timespec *t)
+{
+    return now->tv_sec > t->tv_sec || (now->tv_sec == t->tv_sec && now->tv_nsec >= t->tv_nsec);
+}
+
 void deck_deadline(struct timespec *abs, int ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, abs);
-    abs->tv_sec += ms / 1000;
-    abs->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (abs->tv_nsec >= 1000000000L) { abs->tv_sec++; abs->tv_nsec -= 1000000000L; }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    *abs = deck_time_after(&now, ms * 1000L);
 }
 
 int deck_deadline_passed(const struct timespec *abs)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec > abs->tv_sec || (now.tv_sec == abs->tv_sec && now.tv_nsec >= abs->tv_nsec);
+    return reached(&now, abs);
 }
 
 int deck_check_due(struct timespec *next, int ms)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-    if (now.tv_sec < next->tv_sec || (now.tv_sec == next->tv_sec && now.tv_nsec < next->tv_nsec))
+    if (!reached(&now, next))
         return 0;
-    next->tv_sec = now.tv_sec + ms / 1000;
-    next->tv_nsec = now.tv_nsec + (long)(ms % 1000) * 1000000L;
-    if (next->tv_nsec >= 1000000000L) { next->tv_sec++; next->tv_nsec -= 1000000000L; }
+    *next = deck_time_after(&now, ms * 1000L);
     return 1;
 }
 
