@@ -33,13 +33,7 @@ final class RunRounds {
         void run(int number) throws IOException, InterruptedException;
     }
 
-    /** Each slot's results, in the slots' order, from {@code runs} rounds. */
-    static <S> Map<S, List<TransportResult>> run(List<S> slots, int runs, Runner<S> runner)
-            throws IOException, InterruptedException {
-        return run(slots, runs, runner, number -> { });
-    }
-
-    /** As {@link #run(List, int, Runner)}, each round ending with {@code roundEnd}. */
+    /** Each slot's results, in the slots' order, from {@code runs} rounds, each ending with {@code roundEnd}. */
     static <S> Map<S, List<TransportResult>> run(List<S> slots, int runs, Runner<S> runner, RoundEnd roundEnd)
             throws IOException, InterruptedException {
         Map<S, List<TransportResult>> results = new LinkedHashMap<>();

@@ -20,7 +20,7 @@ class RunRoundsTest {
         Map<String, List<TransportResult>> results = RunRounds.run(List.of("jdk", "aldeia"), 3, (slot, number) -> {
             order.add(slot + number);
             return measured();
-        });
+        }, number -> { });
         assertEquals(List.of("jdk1", "aldeia1", "jdk2", "aldeia2", "jdk3", "aldeia3"), order);
         assertEquals(List.of("jdk", "aldeia"), List.copyOf(results.keySet()));
         assertEquals(3, results.get("aldeia").size());
@@ -43,7 +43,7 @@ class RunRoundsTest {
             order.add(slot + number);
             return slot.equals("broken") ? new TransportResult(Transport.JDK_LOOPBACK, List.of(), "cannot run")
                     : measured();
-        });
+        }, number -> { });
         assertEquals(List.of("broken1", "jdk1", "jdk2"), order);
         assertEquals(1, results.get("broken").size());
         assertEquals("cannot run", results.get("broken").get(0).failure());

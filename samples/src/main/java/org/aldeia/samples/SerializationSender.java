@@ -65,9 +65,12 @@ final class SerializationSender {
      * and its figure said how fast each warmed up, not what a transfer costs.
      */
     private void warmUpJit(List<Case> cases, int millis) throws IOException {
+        if (millis <= 0) {
+            return;
+        }
         List<int[]> arrays = cases.stream().filter(c -> c.elements() <= JIT_WARMUP_MAX_ELEMENTS)
                 .map(c -> IntArrayPattern.create(c.elements())).toList();
-        if (millis <= 0 || arrays.isEmpty()) {
+        if (arrays.isEmpty()) {
             return;
         }
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
