@@ -179,6 +179,9 @@ uint32_t mv_wire_capacity(uint32_t mtu);
  * `hint` (deck_mbox_post_hint): room left for the head and every record's length, never below
  * MV_COALESCE_BYTES, never above MV_MTU_MAX. */
 uint32_t mv_wire_bound(unsigned long hint);
+/* Whether the poster of a send list posts all of it (within the window) on a route whose
+ * messages may be `message_bytes` long (mv_wire_bound of its post hint): see qp_send.c. */
+int mv_whole_writes(uint32_t message_bytes);
 /* Whether a record of len bytes may join a message that holds count records of payload bytes
  * under the data bound `bound` (the first record always may). */
 int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len, uint32_t bound);
@@ -303,6 +306,9 @@ struct mv_qp {
     uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
     uint32_t        message_bytes; /* data bytes a message of several sends may carry (mv_wire_bound
                                     * of the peer's route), set by modify_qp before any send */
+    int             whole_writes;  /* the poster posts all of its requests the window lets go, the
+                                    * send thread only what a shut window held back (a route whose
+                                    * post is a kernel copy: mv_whole_writes), set with message_bytes */
     uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
     char            err_text[512]; /* why the QP is in VAPI_ERR (DECK's error included) */
     pthread_mutex_t modify_lock;   /* one modify_qp at a time */

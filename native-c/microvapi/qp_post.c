@@ -9,9 +9,10 @@
 /* How much of a send list the caller posts itself: the first DECK message (up to 64 blocks /
  * 64 KiB coalesced), as far as the peer's window allows. The old path cost the caller a queue
  * append; posting inline costs a copy into the DECK message and one DECK post. For a short
- * write (the latency case) that saves the hand-off to a thread; a large write must not hold
- * the caller for all of its posts, so the engine's send thread posts the rest while the caller
- * goes on, as in the thesis. The first request goes inline whatever its size: a write of one
+ * write (the latency case) that saves the hand-off to a thread; over shared memory a large
+ * write must not hold the caller for all of its posts, so the engine's send thread posts the
+ * rest while the caller goes on, as in the thesis (over tcp the caller posts the rest too:
+ * qp_send.c). The first request goes inline whatever its size: a write of one
  * large block is the latency case too, and its copy costs less than waking a thread
  * (measured: a 10 KiB ping-pong over sci took 20 us one-way when that block went to a daemon).
  * Within the window a DECK post never waits for the peer's application, only (briefly) for
@@ -85,6 +86,10 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     uint32_t inline_n = 0;
     int schedule = 0;
     pthread_mutex_lock(&side->lock);
+    /* A route whose posts do not wait for the peer (qp_send.c): the send thread posting this
+     * queue pair's earlier requests is waited for, so that ours go from this thread too. */
+    while (send && obj->whole_writes && side->busy && !side->stopping)
+        pthread_cond_wait(&side->idle, &side->lock);
     if (send && obj->state != VAPI_RTS)
         ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
                       mv_qp_state_name(obj->state),

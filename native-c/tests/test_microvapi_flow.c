@@ -8,14 +8,31 @@
  *    polls; the data handed straight into them must still open the writer's window (the credit
  *    goes from the engine's send thread, not from a later post);
  *  - many queue pairs: 2000 connected pairs between two processes, each carrying a message
- *    both ways, with the process's thread count unchanged by them (no thread per queue pair).
+ *    both ways, with the process's thread count unchanged by them (no thread per queue pair);
+ *  - over tcp, a write of several messages goes to the kernel from the poster's thread
+ *    (qp_send.c), and every byte arrives in order.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 
 #include "util_vapi.h"
+
+/* Bytes this thread handed to the kernel through sendmsg, which is how DECK tcp writes a plain
+ * connection: the executable's definition comes before libc's, so a test can tell which thread
+ * posted a message. */
+static _Thread_local size_t sent_by_thread;
+
+ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+    ssize_t n = syscall(SYS_sendmsg, fd, msg, flags);
+    if (n > 0)
+        sent_by_thread += (size_t)n;
+    return n;
+}
 
 #define MTU         512u
 #define HCA_ID      "microvapi:mtu=512"
@@ -158,6 +175,65 @@ static int posted_ahead_node(int id, int n, void *arg)
     return 0;
 }
 
+#define WHOLE_HCA   "microvapi:mtu=65536"
+#define WHOLE_BLK   65536u
+#define WHOLE_BLKS  16u                  /* one list of 1 MiB: four tcp messages of 256 KiB */
+
+static int whole_write_node(int id, int n, void *arg)
+{
+    struct conn c;
+    open_conn_on(&c, WHOLE_HCA, 0, 0);   /* the default window (4 MiB) holds the whole write */
+    uint32_t peer_qp, peer_id;
+    exchange(id, &c, &peer_qp, &peer_id);
+    uint8_t *region = malloc((size_t)WHOLE_BLKS * WHOLE_BLK);
+    CHECK(region != NULL);
+    VAPI_rr_desc_t rr = { .opcode = VAPI_RECEIVE, .len = WHOLE_BLK };
+    for (uint32_t b = 0; b < WHOLE_BLKS; b++) {   /* the reader's buffers; the writer's first one */
+        rr.id = b;
+        rr.addr = (uintptr_t)(region + (size_t)b * WHOLE_BLK);
+        if (id == 1 || b == 0)
+            VOK(VAPI_post_rr(c.hca, c.qp, &rr));
+    }
+    connect_conn(&c, peer_qp, peer_id, 0, 0);
+    VAPI_wc_desc_t wc;
+    if (id == 0) {
+        /* The reader's block comes after the window it told at its connect: ours is open. */
+        VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == 0);
+        VAPI_sr_desc_t list[WHOLE_BLKS];
+        for (uint32_t b = 0; b < WHOLE_BLKS; b++) {
+            memset(region + (size_t)b * WHOLE_BLK, (int)(b + 1), WHOLE_BLK);
+            list[b] = (VAPI_sr_desc_t){ .id = b, .opcode = VAPI_SEND, .addr = (uintptr_t)(region + (size_t)b * WHOLE_BLK),
+                                        .len = WHOLE_BLK, .comp_type = b == WHOLE_BLKS - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED };
+        }
+        size_t before = sent_by_thread;
+        VOK(EVAPI_post_sr_list(c.hca, c.qp, WHOLE_BLKS, list));
+        size_t here = sent_by_thread - before;
+        if (here < (size_t)WHOLE_BLKS * WHOLE_BLK)
+            fprintf(stderr, "the poster sent %zu of the write's %u bytes itself\n", here, WHOLE_BLKS * WHOLE_BLK);
+        CHECK(here >= (size_t)WHOLE_BLKS * WHOLE_BLK);
+        VOK(EVAPI_poll_cq_block(c.hca, c.scq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == WHOLE_BLKS - 1);
+    } else {
+        VAPI_sr_desc_t one = { .id = 0, .opcode = VAPI_SEND, .addr = (uintptr_t)region, .len = 1,
+                               .comp_type = VAPI_SIGNALED };
+        VOK(VAPI_post_sr(c.hca, c.qp, &one));
+        VOK(EVAPI_poll_cq_block(c.hca, c.scq, WAIT_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS);
+        for (uint32_t b = 0; b < WHOLE_BLKS; b++) {
+            VOK(EVAPI_poll_cq_block(c.hca, c.rcq, WAIT_USEC, &wc));
+            CHECK(wc.status == VAPI_SUCCESS && wc.id == b && wc.byte_len == WHOLE_BLK);
+            for (uint32_t j = 0; j < WHOLE_BLK; j += 4093)
+                CHECK(region[(size_t)b * WHOLE_BLK + j] == (uint8_t)(b + 1));
+        }
+    }
+    CHECK_OK(deck_barrier());
+    close_qp(&c);
+    close_rest(&c);
+    free(region);
+    return 0;
+}
+
 #define PAIRS 2000
 
 /* Both nodes open PAIRS queue pairs on one HCA (one CQ pair shared: a CQ per QP is not what
@@ -239,5 +315,7 @@ int main(void)
         snprintf(name, sizeof name, "microvapi over %s: %d queue pairs, no thread each", transports[t], PAIRS);
         failed += util_run_test_on(transports[t], name, 2, many_node, NULL);
     }
+    failed += util_run_test_on("tcp", "microvapi over tcp: a write of several messages goes from the poster",
+                               2, whole_write_node, NULL);
     return failed ? 1 : 0;
 }
