@@ -179,9 +179,6 @@ uint32_t mv_wire_capacity(uint32_t mtu);
  * `hint` (deck_mbox_post_hint): room left for the head and every record's length, never below
  * MV_COALESCE_BYTES, never above MV_MTU_MAX. */
 uint32_t mv_wire_bound(unsigned long hint);
-/* Whether the poster of a send list posts all of it (within the window) on a route whose
- * messages may be `message_bytes` long (mv_wire_bound of its post hint): see qp_send.c. */
-int mv_whole_writes(uint32_t message_bytes);
 /* Whether a record of len bytes may join a message that holds count records of payload bytes
  * under the data bound `bound` (the first record always may). */
 int mv_wire_fits(uint32_t count, uint64_t payload, uint32_t len, uint32_t bound);
@@ -347,11 +344,16 @@ static inline unsigned mv_key_of(uint32_t qp_num) { return (qp_num & (MV_QP_SLOT
 #define MV_WINDOW_DEFAULT (4u * 1024u * 1024u)
 #define MV_WINDOW_MAX     (1u << 30)
 
+/* Whether the poster of a send list posts all of it (within the window) on a route whose
+ * messages may be `message_bytes` long (mv_wire_bound of its post hint): see qp_send.c. */
+int mv_whole_writes(uint32_t message_bytes);
 /* Posts list[0..n) as coalesced messages as far as the window allows, in the caller's thread;
  * the caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports
- * them and hands the turn back (the rest goes to the engine's send thread). */
+ * them and hands the turn back; the rest goes to the engine's send thread, or, on a route of
+ * whole writes (qp->whole_writes), out from this thread too (mv_send_queued). */
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
-/* The engine's send thread: a credit due, then what is queued while the window allows. */
+/* A credit due, then what is queued while the window allows: the engine's send thread, or a
+ * poster that posts the rest of its write itself. */
 void mv_send_queued(struct mv_qp *qp);
 /* Whether the first queued send may be posted now: no turn holder, not stopping, and the
  * window open for it (sq.lock held). */

@@ -2,7 +2,7 @@
  * Posting work requests (VAPI_post_sr, EVAPI_post_sr_list, VAPI_post_rr, EVAPI_post_rr_list):
  * check the whole list, reserve a completion per request, then queue them, or, for sends
  * that find the queue empty and the turn free, post the first ones in the caller's thread
- * (qp_send.c) and queue only the rest.
+ * (qp_send.c) and queue only the rest, which over tcp the caller then posts as well.
  */
 #include "mv_internal.h"
 
