@@ -121,7 +121,7 @@ static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
  * tells the edge from its own thread (mv_rq_credit); a quarter there woke the send thread for
  * every credit of a stream, a wake-up per 1 MiB that preempted the reader on two cores. A
  * reader that posts nothing more still opens the peer's window, half of which is still in
- * flight when the credit leaves. Both stay below the window less a block, which window_for
+ * flight when the credit leaves. Both are at most the window less a block, which window_for
  * (qp.c) keeps at two blocks or more: a writer whose next block does not fit the room left
  * gets a credit once the reader has taken what came. A credit only after the whole window
  * (tried on a loopback stream of 64 KiB writes) stalled it for good, 65 032 bytes open and a
