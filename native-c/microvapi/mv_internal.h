@@ -303,9 +303,6 @@ struct mv_qp {
     uint32_t        path_mtu;      /* the largest send accepted, set by modify_qp */
     uint32_t        message_bytes; /* data bytes a message of several sends may carry (mv_wire_bound
                                     * of the peer's route), set by modify_qp before any send */
-    int             whole_writes;  /* the poster posts all of its requests the window lets go, the
-                                    * send thread only what a shut window held back (a route whose
-                                    * post is a kernel copy: mv_whole_writes), set with message_bytes */
     uint32_t        state;         /* enum VAPI_qp_state, guarded by sq.lock */
     char            err_text[512]; /* why the QP is in VAPI_ERR (DECK's error included) */
     pthread_mutex_t modify_lock;   /* one modify_qp at a time */
@@ -350,7 +347,7 @@ int mv_whole_writes(uint32_t message_bytes);
 /* Posts list[0..n) as coalesced messages as far as the window allows, in the caller's thread;
  * the caller took the send turn (sq.busy) and counted the requests in sq.inflight. Reports
  * them and hands the turn back; the rest goes to the engine's send thread, or, on a route of
- * whole writes (qp->whole_writes), out from this thread too (mv_send_queued). */
+ * whole writes (mv_whole_writes), out from this thread too (mv_send_queued). */
 void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n);
 /* A credit due, then what is queued while the window allows: the engine's send thread, or a
  * poster that posts the rest of its write itself. */

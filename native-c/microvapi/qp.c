@@ -320,7 +320,6 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     if (ret != VAPI_OK)
         return ret;
     qp->message_bytes = mv_engine_peer_message_bytes(peer);   /* no send before the state moves */
-    qp->whole_writes = mv_whole_writes(qp->message_bytes);
     if (mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer)) {
         mv_engine_peer_put(peer);
         return mv_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);

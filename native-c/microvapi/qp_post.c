@@ -88,7 +88,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     pthread_mutex_lock(&side->lock);
     /* A route whose posts do not wait for the peer (qp_send.c): the send thread posting this
      * queue pair's earlier requests is waited for, so that ours go from this thread too. */
-    while (send && obj->whole_writes && side->busy && !side->stopping)
+    while (send && mv_whole_writes(obj->message_bytes) && side->busy && !side->stopping)
         pthread_cond_wait(&side->idle, &side->lock);
     if (send && obj->state != VAPI_RTS)
         ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",

@@ -152,7 +152,7 @@ void mv_send_inline(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
      * latency path (measured: a 64 KiB + 4 B ping-pong 110 us one-way, 48 us with). More
      * than one message stays the send thread's, so a large write returns early (thesis),
      * except on a route whose posts do not wait for the peer (above). */
-    int tail = more && (qp->whole_writes || queue_fits_one_message_locked(qp));
+    int tail = more && (mv_whole_writes(qp->message_bytes) || queue_fits_one_message_locked(qp));
     pthread_mutex_unlock(&qp->sq.lock);
     if (tail)
         mv_send_queued(qp);

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * (in rounds: {@link RunRounds}; each round ends with a run of every anchor tool), a server JVM
  * and a client JVM on this machine (a 2-node run of {@link DeckLauncher}, which also gives the
  * static DECK rows their nodes file); then the tables on stdout, {@code bench-results.csv} and
- * {@code bench-results.png} in the output directory. Each figure is the median across the runs. A transport that cannot run becomes an "n/a (reason)" row.
+ * {@code bench-results.png} in the output directory. Each figure is the median across the runs.
+ * A transport that cannot run becomes an "n/a (reason)" row.
  *
  * <pre>Bench [--quick] [--runs N] [--placement free|pinned|both] [--pin] [--out DIR] [--only name,name,...]</pre>
  *
