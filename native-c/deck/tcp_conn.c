@@ -132,6 +132,7 @@ static int reader_step(tcp_conn_t *c, int plain)
 static void *reader_main(void *arg)
 {
     tcp_conn_t *c = arg;
+    pthread_setname_np(pthread_self(), "deck-tcp-read");   /* for top -H, perf, gdb */
     if (c->tls && !encrypt_accepted(c)) atomic_store(&c->closed, 1);
     if (tcp_inbuf_init(&c->in, &c->io)) {
         deck_log("tcp connection from %s: no memory for its read buffer; connection closed", c->origin);

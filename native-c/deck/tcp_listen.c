@@ -219,6 +219,7 @@ static int ms_until(const struct timespec *t)
 
 static void *loop_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "deck-tcp-accept");
     struct pollfd fds[1 + MAX_LISTENERS + PENDING_MAX];
     uint64_t order[PENDING_MAX];                   /* arrival of the handshake each pollfd stands for */
     while (!atomic_load(&L.stopping)) {

@@ -321,6 +321,7 @@ static void recv_keyed_step(uint64_t next_check)
 static void *recv_thread(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "mv-receive");   /* for top -H, perf, gdb */
     uint64_t next_check = mv_now_ns() + MV_LIVENESS_MS * 1000000ull;
     uint64_t next_reclaim = mv_now_ns() + MV_RECLAIM_MS * 1000000ull;
     pthread_mutex_lock(&eng.lock);

@@ -62,6 +62,7 @@ static void send_control(const struct mv_control *r)
 void *mv_eng_send_thread(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "mv-send");
     pthread_mutex_lock(&eng.lock);
     for (;;) {
         while (!eng.stopping && !eng.send_head && eng.ncontrols == 0)
