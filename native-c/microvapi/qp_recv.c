@@ -115,17 +115,17 @@ static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
 
 /* Whether the application took window / parts bytes since the edge we last told the peer;
  * rq.lock held. The thread that posts receive requests tells the edge at a quarter
- * (CREDIT_PARTS). The dispatcher, whose data went into requests posted in advance, has the
- * send thread tell it only at half (DISPATCHER_CREDIT_PARTS): below that, the reader that took
- * the data posts its next receive request soon (Aldeia's reposts each buffer it emptied) and
- * tells the edge from its own thread (mv_rq_credit); a quarter there woke the send thread for
- * every credit of a stream, a wake-up per 1 MiB that preempted the reader on two cores. A
- * reader that posts nothing more still opens the peer's window, half of which is still in
- * flight when the credit leaves. Both are at most the window less a block, which window_for
- * (qp.c) keeps at two blocks or more: a writer whose next block does not fit the room left
- * gets a credit once the reader has taken what came. A credit only after the whole window
- * (tried on a loopback stream of 64 KiB writes) stalled it for good, 65 032 bytes open and a
- * 65 544-byte message waiting. */
+ * (CREDIT_PARTS). The dispatcher, whose data went into requests posted in advance, has the send
+ * thread tell it only at half (DISPATCHER_CREDIT_PARTS): below that, the reader that took the
+ * data posts its next receive request soon (Aldeia's reposts each buffer it emptied) and tells
+ * the edge from its own thread (mv_rq_credit); a quarter there woke the send thread for every
+ * credit of a stream, a wake-up per 1 MiB (of a 4 MiB window) that preempted the reader on two
+ * cores. A reader that posts nothing more still opens the peer's window, half of which is still
+ * in flight when the credit leaves. Both are at most the window less a block, which window_for
+ * (qp.c) keeps at two blocks or more: a writer whose next block does not fit the room left gets
+ * a credit once the reader has taken what came. A credit only after the whole window (tried on a
+ * loopback stream of 64 KiB writes) stalled it for good, 65 032 bytes open and a 65 544-byte
+ * message waiting. */
 #define CREDIT_PARTS            4u
 #define DISPATCHER_CREDIT_PARTS 2u
 

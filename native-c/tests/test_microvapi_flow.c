@@ -131,7 +131,7 @@ static int window_node(int id, int n, void *arg)
     return 0;
 }
 
-#define AHEAD 10000   /* blocks of MTU: 5 MB, more than the default window of 4 MiB */
+#define AHEAD 20000   /* blocks of MTU: 10 MB, more than the default window of 8 MiB */
 
 static int posted_ahead_node(int id, int n, void *arg)
 {
@@ -182,7 +182,7 @@ static int posted_ahead_node(int id, int n, void *arg)
 static int whole_write_node(int id, int n, void *arg)
 {
     struct conn c;
-    open_conn_on(&c, WHOLE_HCA, 0, 0);   /* the default window (4 MiB) holds the whole write */
+    open_conn_on(&c, WHOLE_HCA, 0, 0);   /* the default window (8 MiB) holds the whole write */
     uint32_t peer_qp, peer_id;
     exchange(id, &c, &peer_qp, &peer_id);
     uint8_t *region = malloc((size_t)WHOLE_BLKS * WHOLE_BLK);

@@ -645,7 +645,7 @@ static int wire_format_node(int id, int n, void *arg)
     CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
     CHECK(msg.len == sizeof first && msg.src == 0);
     memcpy(&first, msg.buf, sizeof first);
-    CHECK(first.dest_qp == 4242 && first.kind == 2 && first.credit == 4u << 20);  /* credit: the window */
+    CHECK(first.dest_qp == 4242 && first.kind == 2 && first.credit == MV_WINDOW_DEFAULT);  /* the window */
     int k = 0, messages = 0;
     while (k <= BIG_LIST) {   /* block BIG_LIST is the end marker */
         CHECK_OK(deck_msg_clear(&msg));
@@ -654,7 +654,7 @@ static int wire_format_node(int id, int n, void *arg)
         CHECK(msg.len > sizeof head && msg.src == 0);
         memcpy(&head, msg.buf, sizeof head);
         CHECK(head.dest_qp == 4242 && head.src_qp == first.src_qp && head.kind == 1);
-        CHECK(head.credit == 4u << 20);   /* nothing taken yet: the same edge */
+        CHECK(head.credit == MV_WINDOW_DEFAULT);   /* nothing taken yet: the same edge */
         uint32_t records = 0, payload = 0;
         for (unsigned long off = sizeof head; off < msg.len; records++, k++) {
             int32_t len;

@@ -29,7 +29,7 @@ public enum ConfigurationKey {
     RECEIVE_WINDOW("receive_window", "both",
             "bytes a socket holds for its application before the peer's writer blocks (TCP's receive buffer; "
                     + "SO_RCVBUF when set); memory grows to it only while data waits unread",
-            4 << 20, "4194304", "65536 .. 1073741824", null, ConfigurationValue.range(65_536, 1 << 30)),
+            8 << 20, "8388608", "65536 .. 1073741824", null, ConfigurationValue.range(65_536, 1 << 30)),
     PEER_TIMEOUT("peer_timeout", "both",
             "milliseconds a peer JVM may take or answer nothing (stopped, or its host cut off) before its connections "
                     + "fail with an IOException; a dead peer is noticed within 0.2 s whatever this says",

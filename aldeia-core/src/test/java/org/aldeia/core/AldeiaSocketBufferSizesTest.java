@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class AldeiaSocketBufferSizesTest {
 
-    private static final int WINDOW = 4 << 20;   // receive_window's default
+    private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
 
     /** java.net's value before anything is set, which an unconnected Aldeia socket reports too. */
     private static final int STORED_DEFAULT = 64 * 1024;

@@ -14,7 +14,7 @@ class BufferSizesTest {
         return BufferSizes.choose(configuration, Optional.ofNullable(sendBuffer), Optional.ofNullable(receiveBuffer));
     }
 
-    private static final int WINDOW = 4 << 20;   // receive_window's default
+    private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
 
     @Test
     void unsetOptionsMeanTheConfigurationsSizes() {
@@ -51,7 +51,7 @@ class BufferSizesTest {
     void postedBuffersNeverExceedWhatTheWindowHoldsButAreAtLeastTwo() {
         AldeiaConfiguration hugeMtu = TestEnvironments.configuration("SOCKET_TEST", java.util.Map.of(
                 ConfigurationKey.MTU, AldeiaConfiguration.MAX_MTU, ConfigurationKey.SEND_REGION_SIZE, 1 << 24));
-        assertEquals(4, choose(hugeMtu, null, null).endpoint().receiveBuffers());   // 4 MiB of 1 MiB blocks
+        assertEquals(WINDOW / AldeiaConfiguration.MAX_MTU, choose(hugeMtu, null, null).endpoint().receiveBuffers());
         assertEquals(2, choose(hugeMtu, null, 1).endpoint().receiveBuffers());
     }
 }

@@ -78,7 +78,7 @@ class InstalledServerSocketBufferSizesTest extends InMemoryEnvironmentTest {
         try (InstalledServer server = new InstalledServer()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (Socket accepted = acceptAldeiaClient(server)) {
-                assertEquals(4 << 20, accepted.getReceiveBufferSize());
+                assertEquals((int) ConfigurationKey.RECEIVE_WINDOW.defaultValue(), accepted.getReceiveBufferSize());
             }
         }
     }

@@ -35,8 +35,8 @@ class PeerFaultTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(PeerFaultTest.class);
     private static final long KILL_BOUND_MILLIS = 2000;
-    /** Bytes that fill the peer's window and this socket's ring with the defaults (5 MiB), and more. */
-    private static final int OVER_CAPACITY = 8 << 20;
+    /** Bytes that fill the peer's window and this socket's ring with the defaults (9 MiB), and more. */
+    private static final int OVER_CAPACITY = 16 << 20;
 
     private ChildJvm child;
     private boolean stopped;
