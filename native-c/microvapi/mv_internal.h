@@ -338,12 +338,13 @@ static inline unsigned mv_key_of(uint32_t qp_num) { return (qp_num & (MV_QP_SLOT
 /* The window every queue pair starts with before its peer's first credit: both ends assume it. */
 #define MV_WINDOW_INITIAL (64u * 1024u)
 /* SO_RCVBUF with nothing configured: aldeia.conf's receive_window default. Above loopback TCP's
- * ~4 MiB with the send ring's 1 MiB, and above what the kernel's socket buffers hold over tcp:
- * at 4 MiB a loopback stream ran into the window (not the socket) and every credit came while
- * a sender of this process was in sendmsg, so reading it slept on the socket's lock and the
- * sender paid the wake-up (14% of the writer's time, perf); at 8 MiB the socket paces the writer,
- * as it paces the JDK's (0.5%). Streams of 64 KiB writes, medians of four rounds: tcp 3.6 ->
- * 4.5 GB/s free, 4.8 -> 4.9 pinned; shared memory 15-23 -> 25-26 GB/s. */
+ * ~4 MiB with the send ring's 1 MiB, and above what loopback's socket buffers hold: at 4 MiB a
+ * loopback stream ran into the window (not the socket) and its credits came while a sender of
+ * this process was in sendmsg, so reading them slept on the socket's lock and the sender paid
+ * the wake-up (14% of the writer's time, perf); at 8 MiB the socket paced the writer, as it
+ * paces the JDK's (0.5%). Over veth that still happens in some runs. Streams of 64 KiB writes
+ * over loopback tcp, medians of four rounds: 3.6 -> 4.5 GB/s free, 4.8 -> 4.9 pinned; over
+ * shared memory (two rounds) 15-23 -> 25-26 GB/s. */
 #define MV_WINDOW_DEFAULT (8u * 1024u * 1024u)
 #define MV_WINDOW_MAX     (1u << 30)
 
