@@ -27,6 +27,9 @@ struct timespec deck_time_after(const struct timespec *t, long us);
 /* Absolute CLOCK_MONOTONIC time `ms` from now: the clock every condvar of libdeck uses. */
 void deck_deadline(struct timespec *abs, int ms);
 int  deck_deadline_passed(const struct timespec *abs);
+/* Milliseconds from now until t, rounded up, 0 once it has passed: a poll or wait of that long
+ * never ends before t, so no caller spins through the last millisecond of its deadline. */
+long deck_ms_until(const struct timespec *t);
 /* For a check due every `ms` on a hot path (is the peer alive?): 1 when *next has passed, and
  * then *next is set `ms` ahead. It reads CLOCK_MONOTONIC_COARSE, the last timer tick's time,
  * which costs a few ns where CLOCK_MONOTONIC reads the TSC (20-40 ns in a virtual machine, on

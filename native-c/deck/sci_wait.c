@@ -22,13 +22,6 @@
  * and so the time to see a message, twice as long. 8 polls overshoot a 30 us window by < 1 us. */
 #define POLLS_PER_SPIN_CLOCK 8
 
-static long ms_until(const struct timespec *t)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (t->tv_sec - now.tv_sec) * 1000L + (t->tv_nsec - now.tv_nsec) / 1000000L;
-}
-
 static void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -96,8 +89,8 @@ int sci_wait_next(sci_waiter_t *w, int peer)
     }
     long slice = SCI_CHECK_MS;
     if (!w->forever) {
-        long left = ms_until(&w->deadline);
-        if (left < slice) slice = left > 0 ? left : 0;
+        long left = deck_ms_until(&w->deadline);
+        if (left < slice) slice = left;
     }
     if (slice > 0) deck_bell_wait(w->bell, w->seen, (int)slice);
     w->seen = deck_bell_read(w->bell);

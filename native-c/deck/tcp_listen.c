@@ -209,14 +209,6 @@ static void advance(int i)
     }
 }
 
-static int ms_until(const struct timespec *t)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long ms = (t->tv_sec - now.tv_sec) * 1000L + (t->tv_nsec - now.tv_nsec) / 1000000L + 1;
-    return ms < 0 ? 0 : ms > 60000 ? 60000 : (int)ms;
-}
-
 static void *loop_main(void *arg)
 {
     pthread_setname_np(pthread_self(), "deck-tcp-accept");
@@ -235,8 +227,8 @@ static void *loop_main(void *arg)
             fds[n] = (struct pollfd){ L.pending[i].fd, L.pending[i].step == AWAIT_KEY ? 0 : POLLIN, 0 };
             order[n - 1 - nl] = L.pending[i].arrival;
             n++;
-            int left = ms_until(&L.pending[i].deadline);
-            if (left < timeout) timeout = left;
+            long left = deck_ms_until(&L.pending[i].deadline);
+            if (left < timeout) timeout = (int)left;
         }
         if (poll(fds, (nfds_t)n, timeout) < 0 && errno != EINTR) break;
         int rekey = 0;

@@ -205,10 +205,8 @@ static int poll_ms(const struct timespec *deadline)
 {
     int slice = atomic_load(&slice_ms);
     if (!deadline) return slice;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    long ms = (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec + 999999L) / 1000000L;
-    return ms <= 0 ? 0 : ms < slice ? (int)ms : slice;
+    long ms = deck_ms_until(deadline);
+    return ms < slice ? (int)ms : slice;
 }
 
 /* One wait as the holder over conns[0..n): what is there already, else a poll and then that. */

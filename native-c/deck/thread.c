@@ -71,6 +71,14 @@ int deck_deadline_passed(const struct timespec *abs)
     return reached(&now, abs);
 }
 
+long deck_ms_until(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long long ns = (long long)(t->tv_sec - now.tv_sec) * 1000000000LL + (t->tv_nsec - now.tv_nsec);
+    return ns <= 0 ? 0 : (long)((ns + 999999LL) / 1000000LL);
+}
+
 int deck_check_due(struct timespec *next, int ms)
 {
     struct timespec now;
