@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 
 #include "util_vapi.h"
+#include "../microvapi/mv_internal.h"   /* MV_WINDOW_DEFAULT */
 
 /* Bytes this thread handed to the kernel through sendmsg, which is how DECK tcp writes a plain
  * connection: the executable's definition comes before libc's, so a test can tell which thread
@@ -131,7 +132,9 @@ static int window_node(int id, int n, void *arg)
     return 0;
 }
 
-#define AHEAD 20000   /* blocks of MTU: 10 MB, more than the default window of 8 MiB */
+/* Blocks of MTU posted ahead: a quarter more than the default window (10 MiB of 8 MiB), so the
+ * writer gets through only on the credits the data handed into them opens. */
+#define AHEAD (MV_WINDOW_DEFAULT / MTU + MV_WINDOW_DEFAULT / MTU / 4)
 
 static int posted_ahead_node(int id, int n, void *arg)
 {
