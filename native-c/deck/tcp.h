@@ -236,8 +236,11 @@ void tcp_wake_reading(void);
  * Parks while the role is held or was released less than the grace ago. */
 int  tcp_wait_reader_turn(tcp_conn_t *c);
 long tcp_wait_frames_held(void);        /* frames role holders read and delivered, for tests */
-/* After a frame of c is read (read_lock held): its socket wakes a poll at the first byte again. */
-void tcp_wait_frame_taken(tcp_conn_t *c);
+/* SO_RCVLOWAT of c back to 1 (read_lock held): after a frame is read, so that a poll wakes at
+ * the next frame's first byte; and before a reader reads, which must not sleep in recv under a
+ * mark a holder raised for a frame it then left (the kernel wakes a recv only once the mark's
+ * bytes are there, and the rest of a frame already partly taken is fewer). */
+void tcp_wait_lowat_clear(tcp_conn_t *c);
 /* Whether the role is held now (a reader that finds it held leaves the bytes to the holder). */
 int  tcp_wait_role_held(void);
 /* Parked readers look at their turn again (a connection ended or was handed to its reader). */

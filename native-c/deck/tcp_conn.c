@@ -109,7 +109,7 @@ int tcp_conn_read_frame(tcp_conn_t *c)
 {
     tcp_frame_t f;
     int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
-    tcp_wait_frame_taken(c);
+    tcp_wait_lowat_clear(c);
     return ok;
 }
 
@@ -121,6 +121,7 @@ static int reader_step(tcp_conn_t *c, int plain)
 {
     if (plain && !tcp_wait_reader_turn(c)) return 0;
     deck_mutex_lock(&c->read_lock);
+    tcp_wait_lowat_clear(c);        /* a holder may have left it raised for this frame */
     int ok = tcp_conn_read_frame(c);
     atomic_store(&c->to_reader, 0);
     while (ok && tcp_inbuf_buffered(&c->in) > 0) ok = tcp_conn_read_frame(c);

@@ -24,7 +24,8 @@
  * never waits for a peer's bytes: it reads a frame only when the frame is all in the buffer
  * and the socket (FIONREAD), and skips a connection whose reader holds the lock (the reader
  * wakes it when done). A frame whose bytes are still coming it leaves where it is and polls
- * until all of it is in the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once. What
+ * until all of it is in the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once. The mark
+ * is the holder's alone: a reader puts it back to 1 before it reads (tcp_wait_lowat_clear). What
  * wakes the holder's poll besides its connections is wake_fd: a delivery to the mailbox it
  * waits for by another thread (a TLS connection's reader, a post to this process), its
  * destroy, its watched peer's end. A wait lasts at most DECK_TCP_WAIT_SLICE_MS (100), after
@@ -161,7 +162,7 @@ static int set_lowat(tcp_conn_t *c, int bytes)
     return 1;
 }
 
-void tcp_wait_frame_taken(tcp_conn_t *c)
+void tcp_wait_lowat_clear(tcp_conn_t *c)
 {
     if (c->lowat > 1) set_lowat(c, 1);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include "util_deck.h"
 #include "util_numbered.h"
 #include "../deck/tcp.h"
@@ -158,6 +159,59 @@ static int death_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A frame the holder stopped waiting for (its retriever's deadline passed) is read by its
+ * reader, which must not inherit the holder's SO_RCVLOWAT: with the mark left at the frame's
+ * missing bytes, a reader that has taken some of them sleeps in recv while the rest, fewer
+ * than the mark, arrives, and nothing wakes it. Node 1 writes a DATA frame by hand on its
+ * connection in 2000-byte pieces (small segments: the kernel's "window nearly closed" wake-up
+ * stays out of it), first its header and half its payload, the rest 700 ms later. */
+#define STALE_LEN   40000
+#define STALE_PIECE 2000
+
+static void send_pieces(int fd, const unsigned char *p, size_t n)
+{
+    for (size_t at = 0; at < n; at += STALE_PIECE) {
+        size_t k = n - at < STALE_PIECE ? n - at : STALE_PIECE;
+        CHECK(send(fd, p + at, k, MSG_NOSIGNAL) == (ssize_t)k);
+    }
+}
+
+static int stale_lowat_node(int id, int n, void *arg)
+{
+    static unsigned char frame[TCP_FRAME_BYTES + STALE_LEN];
+    deck_mbox_t big;
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, STALE_LEN));
+    if (id == 0) CHECK_OK(deck_mbox_create(&big, "big"));
+    CHECK_OK(deck_barrier());                  /* "big" exists; the connection is up */
+    if (id == 1) {
+        int index;
+        tcp_conn_t *c;
+        CHECK_OK(tcp_peer_lookup(0, "big", 1000, &index));
+        CHECK_OK(tcp_peer_conn(0, 1000, "test", &c));
+        tcp_frame_t f = { .type = FRAME_DATA, .src = 1, .index = index, .len = STALE_LEN };
+        tcp_frame_encode(frame, &f);
+        for (int k = 0; k < STALE_LEN; k++) frame[TCP_FRAME_BYTES + k] = (unsigned char)(k * 7);
+        size_t half = TCP_FRAME_BYTES + STALE_LEN / 2;
+        deck_mutex_lock(&c->send_lock);        /* no other frame between the pieces */
+        send_pieces(c->io.fd, frame, half);
+        util_sleep_ms(700);
+        send_pieces(c->io.fd, frame + half, sizeof frame - half);
+        deck_mutex_unlock(&c->send_lock);
+        tcp_conn_unref(c);
+    } else {
+        CHECK_RC(deck_mbox_retrv_timed(&big, &m, 300), DECK_ETIMEDOUT);  /* the holder waited */
+        util_sleep_ms(200);                    /* its reader takes the connection meanwhile */
+        CHECK_OK(deck_mbox_retrv_timed(&big, &m, 3000));
+        CHECK(m.len == STALE_LEN);
+        for (int k = 0; k < STALE_LEN; k++) CHECK((unsigned char)m.buf[k] == (unsigned char)(k * 7));
+    }
+    CHECK_OK(deck_barrier());
+    if (id == 0) CHECK_OK(deck_mbox_destroy(&big));
+    CHECK_OK(deck_msg_destroy(&m));
+    return 0;
+}
+
 int main(void)
 {
     char slice[16];
@@ -168,5 +222,7 @@ int main(void)
     failed += util_run_test_on("tcp", "sizes around the buffer and the whole-frame wait", 2, sizes_node, NULL);
     failed += util_run_test_on("tcp", "deadline, post and destroy end the holder's wait", 2, wakes_node, NULL);
     failed += util_run_test_on("tcp", "a peer's death ends the holder's wait", 2, death_node, NULL);
+    failed += util_run_test_on("tcp", "a frame the holder gave up on reaches its reader's recv", 2,
+                               stale_lowat_node, NULL);
     return failed ? 1 : 0;
 }
