@@ -32,6 +32,21 @@ int deck_env_int(const char *name, int dflt)
     return (*end || x < 0 || x > 0x7fffffff) ? dflt : (int)x;
 }
 
+int deck_env_range(const char *name, long long dflt, long long min, long long max, long long *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) { *out = dflt; return DECK_OK; }
+    char *e;
+    errno = 0;
+    long long x = strtoll(v, &e, 10);
+    if (*e || errno || x < min || x > max)
+        return deck_fail(DECK_ECONFIG, "deck_init: %s='%s' is not a number in %lld..%lld", name, v, min, max);
+    *out = x;
+    return DECK_OK;
+}
+
+int deck_spin_us(long long *out) { return deck_env_range("DECK_SPIN_US", 30, -1, 1000000, out); }
+
 /* DECK_TRANSPORT: static runs take tcp (also for auto, and when unset) or sci; dynamic runs
  * take auto (also when unset) or tcp: sci needs a run of known processes, auto reaches the
  * peers on this host through it. */

@@ -39,6 +39,12 @@ int  deck_check_due(struct timespec *next, int ms);
 int  deck_cond_wait_until(deck_cond_t *c, deck_mutex_t *m, const struct timespec *abs);
 /* Integer environment variable, `dflt` when unset or not a number. */
 int  deck_env_int(const char *name, int dflt);
+/* A number from the environment: `dflt` when unset; DECK_ECONFIG naming it when not in
+ * min..max. */
+int  deck_env_range(const char *name, long long dflt, long long min, long long max, long long *out);
+/* DECK_SPIN_US (sci and tcp): microseconds a waiter polls before it blocks, 30 when unset;
+ * -1 polls only (each wait still bounded by its slices). */
+int  deck_spin_us(long long *out);
 /* DECK_POST_TIMEOUT_MS: how long a post may wait for a peer that takes nothing (a stopped
  * process, a partitioned host) before it fails with DECK_ETIMEDOUT (10000). */
 int  deck_post_timeout_ms(void);

@@ -18,28 +18,14 @@ sci_state_t sci;
 
 /* ---- configuration ---- */
 
-/* A size from the environment: `dflt` when unset; DECK_ECONFIG naming it when not in range. */
-static int env_size(const char *name, long long dflt, long long min, long long max, long long *out)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) { *out = dflt; return DECK_OK; }
-    char *e;
-    errno = 0;
-    long long x = strtoll(v, &e, 10);
-    if (*e || errno || x < min || x > max)
-        return deck_fail(DECK_ECONFIG, "deck_init: %s='%s' is not a number in %lld..%lld", name, v, min, max);
-    *out = x;
-    return DECK_OK;
-}
-
 static int read_config(sci_config_t *c)
 {
     long long limit, medbuf, mseg, spin;
     int rc;
-    if ((rc = env_size("DECK_MSG_BUF_LIMIT", 8192, SCI_P1_MAX, 1LL << 30, &limit)) ||
-        (rc = env_size("DECK_MEDBUF_SIZE", 24768, 128, 1LL << 31, &medbuf)) ||
-        (rc = env_size("DECK_MSEG_SIZE", 64LL << 20, 1LL << 16, 1LL << 40, &mseg)) ||
-        (rc = env_size("DECK_SPIN_US", 30, -1, 1000000, &spin)))
+    if ((rc = deck_env_range("DECK_MSG_BUF_LIMIT", 8192, SCI_P1_MAX, 1LL << 30, &limit)) ||
+        (rc = deck_env_range("DECK_MEDBUF_SIZE", 24768, 128, 1LL << 31, &medbuf)) ||
+        (rc = deck_env_range("DECK_MSEG_SIZE", 64LL << 20, 1LL << 16, 1LL << 40, &mseg)) ||
+        (rc = deck_spin_us(&spin)))
         return rc;
     /* The largest protocol-2 message, header included, must fit the buffer. */
     if ((size_t)medbuf < deck_seg_roundup((size_t)limit) + DECK_SEG_LINE)
