@@ -236,6 +236,9 @@ void tcp_wake_reading(void);
  * Parks while the role is held or was released less than the grace ago. */
 int  tcp_wait_reader_turn(tcp_conn_t *c);
 long tcp_wait_frames_held(void);        /* frames role holders read and delivered, for tests */
+/* Waits whose holder polled before it slept (DECK_SPIN_US), and in *hits those whose polls
+ * found something; for tests. */
+long tcp_wait_spins(long *hits);
 /* SO_RCVLOWAT of c back to 1 (read_lock held): after a frame is read, so that a poll wakes at
  * the next frame's first byte; and before a reader reads, which must not sleep in recv under a
  * mark a holder raised for a frame it then left (the kernel wakes a recv only once the mark's

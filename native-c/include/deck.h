@@ -27,7 +27,8 @@
  *   DECK_MSG_BUF_LIMIT     sci: bytes up to which protocol 2 copies; above, protocol 3 (8192).
  *   DECK_MEDBUF_SIZE       sci: protocol-2 buffer per sender and mailbox, >= limit+64 (24768).
  *   DECK_MSEG_SIZE         sci: message segment for big message buffers (64 MiB).
- *   DECK_SPIN_US           sci: microseconds a waiter polls before blocking; -1 polls only (30).
+ *   DECK_SPIN_US           sci, tcp: microseconds a waiter polls before blocking; -1 polls
+ *                          only (30). Over tcp, a thread whose polls mostly miss stops polling.
  *   DECK_RUN_KEY           sci: run name in segment names (1..24 alnum; default from nodes file;
  *                          dynamic processes use "dyn" and host-local node numbers 0..63).
  *   DECK_CLONE_TIMEOUT_MS  bound on clone's wait for a name and sci's wait for a peer (10000).

@@ -214,6 +214,9 @@ static void test_bad_configuration(void)
     CHECK(util_open_fds() == fds);
     unsetenv("DECK_MSG_BUF_LIMIT");
     unsetenv("DECK_MEDBUF_SIZE");
+    setenv("DECK_TRANSPORT", "tcp", 1);           /* tcp's waiters poll for DECK_SPIN_US too */
+    expect_config_error("DECK_SPIN_US", "-2", path);
+    expect_config_error("DECK_SPIN_US", "abc", path);
     unsetenv("DECK_TRANSPORT");
     unlink(path);
     printf("PASS sci_bad_configuration_named\n");

@@ -159,6 +159,51 @@ static int death_node(int id, int n, void *arg)
     return 0;
 }
 
+/* DECK_SPIN_US=-1 (main sets it for this run): every wait of a holder polls until its
+ * message comes and none sleeps, so every poll finds something. */
+static int spin_always_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 64 };
+    ping_pong(id, sizes, 1, 200);
+    long hits, spins = tcp_wait_spins(&hits);
+    if (spins == 0 || hits != spins) fprintf(stderr, "node %d: %ld waits polled, %ld found something\n", id, spins, hits);
+    CHECK(spins > 0 && hits == spins);
+    return 0;
+}
+
+/* DECK_SPIN_US=0: no wait polls. */
+static int spin_off_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 64 };
+    ping_pong(id, sizes, 1, 200);
+    long hits;
+    CHECK(tcp_wait_spins(&hits) == 0 && hits == 0);
+    return 0;
+}
+
+/* The default window: a holder whose polls keep finding nothing stops polling but for a probe
+ * now and then, so 100 waits of 2 ms on a quiet mailbox poll a few times, not 100. */
+static int spin_backoff_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 16 };
+    ping_pong(id, sizes, 1, 10);            /* the connection is up: the holder has it to poll */
+    if (id == 0) {
+        deck_mbox_t quiet;
+        deck_msg_t m;
+        CHECK_OK(deck_msg_create(&m, 8));
+        CHECK_OK(deck_mbox_create(&quiet, "quiet"));
+        long hits, before = tcp_wait_spins(&hits);
+        for (int i = 0; i < 100; i++) CHECK_RC(deck_mbox_retrv_timed(&quiet, &m, 2), DECK_ETIMEDOUT);
+        long polled = tcp_wait_spins(&hits) - before;
+        if (polled < 1 || polled > 25) fprintf(stderr, "100 quiet waits polled %ld times\n", polled);
+        CHECK(polled >= 1 && polled <= 25);
+        CHECK_OK(deck_mbox_destroy(&quiet));
+        CHECK_OK(deck_msg_destroy(&m));
+    }
+    CHECK_OK(deck_barrier());
+    return 0;
+}
+
 /* A frame the holder stopped waiting for (its retriever's deadline passed) is read by its
  * reader, which must not inherit the holder's SO_RCVLOWAT: with the mark left at the frame's
  * missing bytes, a reader that has taken some of them sleeps in recv while the rest, fewer
@@ -224,5 +269,12 @@ int main(void)
     failed += util_run_test_on("tcp", "a peer's death ends the holder's wait", 2, death_node, NULL);
     failed += util_run_test_on("tcp", "a frame the holder gave up on reaches its reader's recv", 2,
                                stale_lowat_node, NULL);
+    failed += util_run_test_on("tcp", "quiet waits stop polling but for probes", 2, spin_backoff_node, NULL);
+    setenv("DECK_SPIN_US", "-1", 1);
+    failed += util_run_test_on("tcp", "DECK_SPIN_US=-1: every wait polls until its message", 2,
+                               spin_always_node, NULL);
+    setenv("DECK_SPIN_US", "0", 1);
+    failed += util_run_test_on("tcp", "DECK_SPIN_US=0: no wait polls", 2, spin_off_node, NULL);
+    unsetenv("DECK_SPIN_US");
     return failed ? 1 : 0;
 }
