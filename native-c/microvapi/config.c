@@ -10,8 +10,9 @@
  *   deck_tcp_encryption=on|off     DECK_TCP_ENCRYPTION: TLS on every DECK tcp connection
  *   deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us
  *                                  DECK_MSG_BUF_LIMIT, DECK_MEDBUF_SIZE, DECK_MSEG_SIZE and
- *                                  DECK_SPIN_US for the shared-memory transport (deck_spin_us
- *                                  -1: poll without ever sleeping, for benchmarks)
+ *                                  DECK_SPIN_US for the shared-memory transport (DECK_SPIN_US
+ *                                  for tcp's waiters too; -1: poll without ever sleeping, for
+ *                                  benchmarks)
  *   peer_timeout=MS                DECK_POST_TIMEOUT_MS: a peer process that takes or answers
  *                                  nothing for this long is given up (engine.c)
  * The DECK_* variables are set only when MicroVAPI brings DECK up (hca.c): a DECK that is

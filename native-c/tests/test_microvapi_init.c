@@ -120,7 +120,7 @@ static void unset_deck_tuning(void)
 }
 
 /* The shared-memory transport's settings reach DECK's environment when MicroVAPI starts it
- * (tcp, used here, ignores them); -1 is a valid spin time (pure polling). */
+ * (tcp, used here, reads only the spin time); -1 is a valid spin time (pure polling). */
 static void deck_tuning_keys(void)
 {
     unset_deck_tuning();
