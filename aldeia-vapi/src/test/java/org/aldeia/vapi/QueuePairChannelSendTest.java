@@ -19,12 +19,14 @@ import static org.mockito.Mockito.verify;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.lang.reflect.Field;
 import java.net.SocketException;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.vapi.Fixtures.ChannelPair;
 import org.aldeia.vapi.FakeVapi.Posted;
@@ -241,6 +243,40 @@ class QueuePairChannelSendTest {
             p.a.close();
             SocketException e = assertThrows(SocketException.class, () -> p.a.flush());
             assertEquals("Socket closed", e.getMessage());
+        }
+    }
+
+    /**
+     * A close while the ring trimmer holds the send path's lock for a moment still ends the
+     * stream in order: it waits for the lock and posts its end of stream, where it used to give
+     * up at once and destroy the queue pair without one (the peer then read a reset).
+     */
+    @Test
+    void aCloseWhileTheTrimmerHoldsTheLockStillSendsEndOfStream() throws Exception {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            Field sendField = QueuePairChannel.class.getDeclaredField("send");
+            sendField.setAccessible(true);
+            Field lockField = SendPath.class.getDeclaredField("lock");
+            lockField.setAccessible(true);
+            ReentrantLock lock = (ReentrantLock) lockField.get(sendField.get(p.a));
+            CountDownLatch held = new CountDownLatch(1);
+            Thread trimmer = new Thread(() -> {
+                lock.lock();
+                try {
+                    held.countDown();
+                    Thread.sleep(SendPath.CLOSE_LOCK_WAIT_MS / 5);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                } finally {
+                    lock.unlock();
+                }
+            }, "test-trimmer");
+            trimmer.start();
+            assertTrue(held.await(5, TimeUnit.SECONDS));
+            p.a.close();
+            trimmer.join();
+            assertEquals(1, p.fake.posted.size(), "the end of stream was posted");
+            assertEquals(0, p.fake.posted.get(0).len());
         }
     }
 
