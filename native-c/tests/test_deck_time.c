@@ -16,12 +16,6 @@ static struct timespec from_now_us(long us)
     return deck_time_after(&now, us);
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
-    while (nanosleep(&t, &t) != 0) {}
-}
-
 int main(void)
 {
     struct timespec now;
@@ -44,7 +38,7 @@ int main(void)
      * lost to the scheduler only brings the deadline nearer, so this cannot fail by chance. */
     for (long us = 100; us <= 3100; us += 750) {
         d = from_now_us(us);
-        sleep_ms(deck_ms_until(&d));
+        util_sleep_ms((int)deck_ms_until(&d));
         CHECK(deck_deadline_passed(&d));
     }
     printf("PASS test_deck_time\n");
