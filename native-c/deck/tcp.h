@@ -177,6 +177,8 @@ typedef struct tcp_conn {
     atomic_int       shared;       /* plain, its read buffer set up: the role holder may read it */
     atomic_int       to_reader;    /* the role holder found a frame not all there: its reader
                                     * reads the rest (waiting for it), not the holder */
+    atomic_int       holder_has;   /* in the role holder's snapshot: its reader keeps out; a
+                                    * connection that is not (new, or past WAIT_CONNS) its reader reads */
     int              lowat;        /* SO_RCVLOWAT is raised until the frame coming is whole
                                     * (read_lock); back to 1 once it is read */
     struct tcp_peer *peer;
@@ -221,9 +223,10 @@ int  tcp_conns_shared(tcp_conn_t **out, int max);
 /* ---- tcp_wait.c: the reading retriever ---- */
 /* A retriever about to wait for its mailbox reads the plain connections itself for one wait
  * ("the role": one thread at a time), so that its message reaches it without a hand-off from
- * a reader thread, one wake-up as with a socket read. The readers of those connections keep
- * out meanwhile and for TCP_WAIT_GRACE_US after (the retriever comes back within that in a
- * request/response), reading again once nobody has had the role for that long. */
+ * a reader thread, one wake-up as with a socket read. The readers of the connections it took
+ * keep out meanwhile, those of all plain connections for TCP_WAIT_GRACE_US after (the
+ * retriever comes back within that in a request/response), reading again once nobody has
+ * had the role for that long. */
 #define TCP_WAIT_GRACE_US 1000
 int  tcp_wait_init(void);               /* DECK_OK or DECK_EIO (no eventfd) */
 void tcp_wait_done(void);
@@ -233,7 +236,7 @@ int  tcp_read_waiting(const struct timespec *deadline);
 unsigned long tcp_post_hint(int node);
 void tcp_wake_reading(void);
 /* A reader's turn: 1 when it may wait on its connection now, 0 when the connection closed.
- * Parks while the role is held or was released less than the grace ago. */
+ * Parks while the role holder has c, or while the role was released less than the grace ago. */
 int  tcp_wait_reader_turn(tcp_conn_t *c);
 long tcp_wait_frames_held(void);        /* frames role holders read and delivered, for tests */
 /* Waits whose holder polled before it slept (DECK_SPIN_US), and in *hits those whose polls

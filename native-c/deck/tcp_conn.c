@@ -184,6 +184,7 @@ int tcp_conn_start(tcp_io_t io, tcp_peer_t *peer, const char *origin, const tcp_
     deck_mutex_init(&c->read_lock);
     atomic_init(&c->shared, 0);
     atomic_init(&c->to_reader, 0);
+    atomic_init(&c->holder_has, 0);
     c->lowat = 1;
     snprintf(c->origin, sizeof c->origin, "%s", origin);
     if (accept_tls && !(c->tls = malloc(sizeof *c->tls))) {

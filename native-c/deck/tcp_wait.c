@@ -9,8 +9,8 @@
  *
  *   retriever (role holder)              reader threads of the plain connections
  *   ------------------------             ---------------------------------------
- *   takes the role, polls the            park while the role is held and for
- *   connections no reader is in          TCP_WAIT_GRACE_US after it is free; then each
+ *   takes the role, polls the            park while the holder has their connection,
+ *   connections no reader is in          and TCP_WAIT_GRACE_US after it is free; then each
  *   reads whole frames, delivers         reads (waiting in recv) under its read lock
  *   a frame not all there: hands    -->  its reader reads the rest (waiting for it) and
  *   that connection to its reader        delivers; its delivery wakes the holder
@@ -161,7 +161,9 @@ int tcp_wait_reader_turn(tcp_conn_t *c)
     for (;;) {
         uint64_t now = now_ns(), free_at = atomic_load(&role_free_at);
         int held = atomic_load(&role);
-        if (!held && now >= free_at) return !atomic_load(&c->closed);
+        /* A connection the holder did not take (it came up after the holder looked, or past
+         * WAIT_CONNS) is its reader's: kept out, its frames would wait for the holder's slice. */
+        if (held ? !atomic_load(&c->holder_has) : now >= free_at) return !atomic_load(&c->closed);
         uint64_t until = held ? now + TCP_WAIT_GRACE_US * 1000ull : free_at;
         struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull), .tv_nsec = (long)(until % 1000000000ull) };
         deck_mutex_lock(&park_lock);
@@ -335,11 +337,13 @@ int tcp_read_waiting(const struct timespec *deadline)
     }
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS);
+    for (int i = 0; i < n; i++) atomic_store(&conns[i]->holder_has, 1);
     if (n > 0) {
         holding = 1;
         hold_once(conns, n, wake, deadline);
         holding = 0;
     }
+    for (int i = 0; i < n; i++) atomic_store(&conns[i]->holder_has, 0);
     uint64_t now = now_ns();
     int wanted = now - atomic_load(&role_wanted_at) < WANTED_NS;
     atomic_store(&role_free_at, n > 0 && !wanted ? now + TCP_WAIT_GRACE_US * 1000ull : 0);

@@ -257,6 +257,36 @@ static int stale_lowat_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A connection that comes up while a retriever holds the role is not in what the holder polls:
+ * its reader must read it meanwhile, not keep out until the holder's wait ends (5 s here; it
+ * did, and the new peer's lookup went unanswered that long). Node 1 waits on "late" holding
+ * the role over its connection to node 0 (up since the barrier); node 2, which has not talked
+ * to node 1 yet, then connects to it, looks "late" up and posts. */
+static int new_conn_node(int id, int n, void *arg)
+{
+    deck_mbox_t late;
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 64));
+    if (id == 1) CHECK_OK(deck_mbox_create(&late, "late"));
+    CHECK_OK(deck_barrier());                  /* "late" exists; nodes 1 and 2 each have node 0 */
+    if (id == 1) {
+        long t0 = util_now_ms();
+        int seq;
+        CHECK(util_retrv_numbered(&late, &m, &seq) == 2 && seq == 5 && m.len == 40);
+        long waited = util_now_ms() - t0;
+        if (waited >= EARLY_MS) fprintf(stderr, "node 1 waited %ld ms for the new connection's message\n", waited);
+        CHECK(waited < EARLY_MS);
+    } else if (id == 2) {
+        util_sleep_ms(300);                    /* node 1 holds the role by then */
+        CHECK_OK(deck_mbox_clone_at(&late, 1, "late"));
+        util_post_numbered(&late, &m, 2, 5, 40 - NUMBERED_HEAD);
+    }
+    CHECK_OK(deck_barrier());
+    if (id != 0) CHECK_OK(deck_mbox_destroy(&late));
+    CHECK_OK(deck_msg_destroy(&m));
+    return 0;
+}
+
 int main(void)
 {
     char slice[16];
@@ -269,6 +299,8 @@ int main(void)
     failed += util_run_test_on("tcp", "a peer's death ends the holder's wait", 2, death_node, NULL);
     failed += util_run_test_on("tcp", "a frame the holder gave up on reaches its reader's recv", 2,
                                stale_lowat_node, NULL);
+    failed += util_run_test_on("tcp", "a connection that comes while the role is held is read", 3,
+                               new_conn_node, NULL);
     failed += util_run_test_on("tcp", "quiet waits stop polling but for probes", 2, spin_backoff_node, NULL);
     setenv("DECK_SPIN_US", "-1", 1);
     failed += util_run_test_on("tcp", "DECK_SPIN_US=-1: every wait polls until its message", 2,
