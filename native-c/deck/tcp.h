@@ -189,6 +189,8 @@ typedef struct tcp_conn {
     deck_thread_t    reader;
     char             origin[TCP_ORIGIN_TEXT];      /* "node 5 at [::1]:41234", for logs and errors */
     struct tcp_auth_state *tls;    /* accepted, to be encrypted by its reader first; then NULL */
+    int              unanswered;   /* lookups asked on it whose answers have not come (peers_lock):
+                                    * answers come in order, so only the last is still awaited */
     struct tcp_conn *next;         /* all live connections */
 } tcp_conn_t;
 
@@ -301,8 +303,10 @@ int  tcp_peer_send(int id, const tcp_frame_t *f, const struct iovec *pieces, int
 /* Asks `id` for its mailbox `name` on the peer's connection (waiting up to connect_wait_ms for
  * one): DECK_OK and *index, DECK_ENOTFOUND (not there, or not reachable yet), DECK_EPEER. */
 int  tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index);
-/* A LOOKUP_REPLY arrived on p's connection: 1 when a lookup was waiting for it. */
-int  tcp_peer_answer(tcp_peer_t *p, int index);
+/* A LOOKUP_REPLY arrived on c: 1 when a lookup was asked on c and is not answered yet (the
+ * answer goes to its asker, unless the asker gave up or asked again since), 0 when nobody
+ * asked. */
+int  tcp_peer_answer(tcp_conn_t *c, int index);
 
 /* ---- tcp_auth.c: the handshake ---- */
 typedef struct tcp_auth_state {       /* the accepting side, step by step (tcp_listen.c) */

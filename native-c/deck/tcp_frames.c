@@ -85,7 +85,7 @@ int tcp_frame_handle(tcp_conn_t *c, const tcp_frame_t *f)
         return lookup(c, f);
     case FRAME_LOOKUP_REPLY:
         if (f->len != 0) return bad(c, "a lookup answer with a payload");
-        return tcp_peer_answer(c->peer, f->index) ? 1 : bad(c, "a lookup answer nobody asked for");
+        return tcp_peer_answer(c, f->index) ? 1 : bad(c, "a lookup answer nobody asked for");
     case FRAME_BARRIER_ARRIVE:
     case FRAME_BARRIER_RELEASE:
         if (f->len != 0) return bad(c, "a barrier frame with a payload");

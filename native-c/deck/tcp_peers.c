@@ -306,17 +306,20 @@ int tcp_peer_send(int id, const tcp_frame_t *f, const struct iovec *pieces, int 
     return rc;
 }
 
-int tcp_peer_answer(tcp_peer_t *p, int index)
+int tcp_peer_answer(tcp_conn_t *c, int index)
 {
+    tcp_peer_t *p = c->peer;
     deck_mutex_lock(&peers_lock);
-    int expected = p->lookup_waiting && !p->lookup_answered;
-    if (expected) {
+    int asked = c->unanswered > 0;
+    /* A peer slower than DECK_AUTH_TIMEOUT_MS answers a lookup whose asker gave up: dropped,
+     * not taken for the answer of the lookup after it (another name), nor an attack. */
+    if (asked && --c->unanswered == 0 && p->lookup_waiting && !p->lookup_answered) {
         p->lookup_answered = 1;
         p->lookup_index = index;
         deck_cond_broadcast(&p->changed);
     }
     deck_mutex_unlock(&peers_lock);
-    return expected;
+    return asked;
 }
 
 int tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index)
@@ -331,6 +334,7 @@ int tcp_peer_lookup(int id, const char *name, int connect_wait_ms, int *index)
     deck_mutex_lock(&peers_lock);
     p->lookup_waiting = 1;
     p->lookup_answered = 0;
+    c->unanswered++;
     deck_mutex_unlock(&peers_lock);
     tcp_frame_t f = { .type = FRAME_LOOKUP, .src = self, .index = 0, .len = strlen(name) };
     struct iovec piece = { (void *)name, f.len };
