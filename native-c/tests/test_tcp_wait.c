@@ -1,8 +1,8 @@
 /*
  * The reading retriever of DECK tcp (deck/tcp_wait.c): a retriever waiting for its mailbox
- * reads the connections itself. Static runs of 2 forked processes over tcp. The wait slice is
- * 5 s here (DECK_TCP_WAIT_SLICE_MS), so a wait that ends well before that was ended by the
- * wake-up under test, not by the slice.
+ * reads the connections itself. Static runs of 2 forked processes over tcp (one of 3). The
+ * wait slice is 5 s here (DECK_TCP_WAIT_SLICE_MS), so a wait that ends well before that was
+ * ended by the wake-up under test, not by the slice.
  */
 #include <pthread.h>
 #include <stdio.h>
