@@ -62,6 +62,13 @@
 #define WANTED_NS     (10 * 1000000ull) /* a release that recent a want follows lets readers in at once */
 #define LOWAT_MAX     (TCP_FRAME_BYTES + DECK_TCP_POST_HINT) /* frames up to this long the holder
                                                           * waits for whole in the socket */
+/* A reader whose connection the holder has looks again after KEPT_WAIT_MS at the latest (a
+ * holder that stops without anybody taking the role after it wakes nobody: looks read the
+ * sockets themselves meanwhile, kept_until); a holder whose hold lasted the grace or more
+ * wakes the readers as it lets the role go. Looking every
+ * grace instead woke each connection's reader a thousand times a second in an idle JVM, whose
+ * engine thread holds the role in 100 ms waits. */
+#define KEPT_WAIT_MS  10
 
 /* A thread whose polls missed SPIN_MISSES times more than they found something polls on one
  * wait in SPIN_PROBE only, until hits bring the count down again (spin_wanted, spin_poll). */
@@ -76,12 +83,15 @@ static int          park_ready;
 static atomic_int   role;                /* 1 while a retriever holds it */
 static _Atomic uint64_t role_free_at;    /* ns, CLOCK_MONOTONIC: readers read again from then */
 static _Atomic uint64_t role_wanted_at;  /* ns: when a retriever last found the role taken */
+static _Atomic uint64_t kept_until;      /* ns: readers parked behind the last hold may sleep
+                                          * until then (KEPT_WAIT_MS; 0 once they were woken) */
 static atomic_int   wake_fd = -1;        /* eventfd: ends the holder's poll */
 static atomic_int   slice_ms = WAIT_SLICE_MS;
 static _Atomic long long spin_us = 30;   /* DECK_SPIN_US */
 static _Thread_local unsigned spin_misses, spin_waits;   /* this thread's recent polls */
 static atomic_long  frames_held;         /* frames role holders read and delivered */
 static atomic_long  spins, spin_hits;    /* waits that polled first; those whose polls found something */
+static atomic_long  reader_wakes;        /* parked readers' looks at their turn again */
 static _Thread_local int holding;       /* this thread holds the role: its deliveries need no wake */
 
 static uint64_t now_ns(void)
@@ -113,6 +123,7 @@ int tcp_wait_init(void)
     deck_mutex_unlock(&park_lock);
     atomic_store(&role, 0);
     atomic_store(&role_free_at, 0);
+    atomic_store(&kept_until, 0);
     int slice = deck_env_int("DECK_TCP_WAIT_SLICE_MS", WAIT_SLICE_MS);
     atomic_store(&slice_ms, slice > 0 ? slice : WAIT_SLICE_MS);
     long long spin;
@@ -142,6 +153,8 @@ long tcp_wait_spins(long *hits)
     return atomic_load(&spins);
 }
 
+long tcp_wait_reader_wakes(void) { return atomic_load(&reader_wakes); }
+
 void tcp_wait_readers_wake(void)
 {
     deck_mutex_lock(&park_lock);
@@ -164,13 +177,14 @@ int tcp_wait_reader_turn(tcp_conn_t *c)
         /* A connection the holder did not take (it came up after the holder looked, or past
          * WAIT_CONNS) is its reader's: kept out, its frames would wait for the holder's slice. */
         if (held ? !atomic_load(&c->holder_has) : now >= free_at) return !atomic_load(&c->closed);
-        uint64_t until = held ? now + TCP_WAIT_GRACE_US * 1000ull : free_at;
+        uint64_t until = held ? now + KEPT_WAIT_MS * 1000000ull : free_at;
         struct timespec ts = { .tv_sec = (time_t)(until / 1000000000ull), .tv_nsec = (long)(until % 1000000000ull) };
         deck_mutex_lock(&park_lock);
         /* Looked at under the lock their setters broadcast under once they are set: no wake-up is missed. */
         if (!atomic_load(&c->closed) && !atomic_load(&c->to_reader))
             deck_cond_wait_until(&park_cv, &park_lock, &ts);
         deck_mutex_unlock(&park_lock);
+        atomic_fetch_add(&reader_wakes, 1);
         if (atomic_load(&c->closed)) return 0;
         if (atomic_load(&c->to_reader)) return 1;
     }
@@ -312,11 +326,13 @@ static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec
 
 /* A look (no time to wait): what the sockets hold, read under each connection's read lock
  * without the role, so that it never keeps a retriever that waits from taking it. Only while
- * the readers keep out: otherwise they deliver at once, as they always did, and a look that
- * read too would add system calls to every non-blocking retrieve for nothing. */
+ * the readers keep out or may still be parked behind the last hold (kept_until): otherwise they
+ * deliver at once, as they always did, and a look that read too would add system calls to
+ * every non-blocking retrieve for nothing. */
 static int look(void)
 {
-    if (!atomic_load(&role) && now_ns() >= atomic_load(&role_free_at)) return 0;
+    uint64_t now = now_ns();
+    if (!atomic_load(&role) && now >= atomic_load(&role_free_at) && now >= atomic_load(&kept_until)) return 0;
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS), handled = 0;
     for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0, 0) == HANDLED;
@@ -335,6 +351,7 @@ int tcp_read_waiting(const struct timespec *deadline)
         atomic_store(&role_wanted_at, now_ns());
         return 0;
     }
+    uint64_t took = now_ns();
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS);
     for (int i = 0; i < n; i++) atomic_store(&conns[i]->holder_has, 1);
@@ -347,8 +364,10 @@ int tcp_read_waiting(const struct timespec *deadline)
     uint64_t now = now_ns();
     int wanted = now - atomic_load(&role_wanted_at) < WANTED_NS;
     atomic_store(&role_free_at, n > 0 && !wanted ? now + TCP_WAIT_GRACE_US * 1000ull : 0);
+    int wake_readers = wanted || now - took >= TCP_WAIT_GRACE_US * 1000ull;
+    atomic_store(&kept_until, wake_readers || n == 0 ? 0 : now + KEPT_WAIT_MS * 1000000ull);
     atomic_store(&role, 0);
-    if (wanted) tcp_wait_readers_wake();
+    if (wake_readers) tcp_wait_readers_wake();
     for (int i = 0; i < n; i++) tcp_conn_unref(conns[i]);
     return n > 0;
 }

@@ -257,6 +257,29 @@ static int stale_lowat_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A holder that waits 600 ms on a quiet mailbox keeps its connection's reader parked: the reader
+ * looks again every KEPT_WAIT_MS (10), not every grace (1 ms), which woke it 600 times. */
+static int idle_reader_node(int id, int n, void *arg)
+{
+    const size_t sizes[] = { 16 };
+    ping_pong(id, sizes, 1, 10);            /* the connection is up, its reader parked or reading */
+    if (id == 0) {
+        deck_mbox_t quiet;
+        deck_msg_t m;
+        CHECK_OK(deck_msg_create(&m, 8));
+        CHECK_OK(deck_mbox_create(&quiet, "quiet"));
+        long before = tcp_wait_reader_wakes();
+        CHECK_RC(deck_mbox_retrv_timed(&quiet, &m, 600), DECK_ETIMEDOUT);
+        long wakes = tcp_wait_reader_wakes() - before;
+        if (wakes > 120) fprintf(stderr, "the parked reader woke %ld times in 600 ms\n", wakes);
+        CHECK(wakes <= 120);
+        CHECK_OK(deck_mbox_destroy(&quiet));
+        CHECK_OK(deck_msg_destroy(&m));
+    }
+    CHECK_OK(deck_barrier());
+    return 0;
+}
+
 /* A connection that comes up while a retriever holds the role is not in what the holder polls:
  * its reader must read it meanwhile, not keep out until the holder's wait ends (5 s here; it
  * did, and the new peer's lookup went unanswered that long). Node 1 waits on "late" holding
@@ -301,6 +324,8 @@ int main(void)
                                stale_lowat_node, NULL);
     failed += util_run_test_on("tcp", "a connection that comes while the role is held is read", 3,
                                new_conn_node, NULL);
+    failed += util_run_test_on("tcp", "a reader parked behind a long wait looks again seldom", 2,
+                               idle_reader_node, NULL);
     failed += util_run_test_on("tcp", "quiet waits stop polling but for probes", 2, spin_backoff_node, NULL);
     setenv("DECK_SPIN_US", "-1", 1);
     failed += util_run_test_on("tcp", "DECK_SPIN_US=-1: every wait polls until its message", 2,
