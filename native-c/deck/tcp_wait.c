@@ -62,12 +62,11 @@
 #define WANTED_NS     (10 * 1000000ull) /* a release that recent a want follows lets readers in at once */
 #define LOWAT_MAX     (TCP_FRAME_BYTES + DECK_TCP_POST_HINT) /* frames up to this long the holder
                                                           * waits for whole in the socket */
-/* A reader whose connection the holder has looks again after KEPT_WAIT_MS at the latest (a
- * holder that stops without anybody taking the role after it wakes nobody: looks read the
- * sockets themselves meanwhile, kept_until); a holder whose hold lasted the grace or more
- * wakes the readers as it lets the role go. Looking every
- * grace instead woke each connection's reader a thousand times a second in an idle JVM, whose
- * engine thread holds the role in 100 ms waits. */
+/* A reader whose connection the holder has looks again after KEPT_WAIT_MS at the latest. A
+ * holder whose hold lasted the grace or more wakes the readers as it lets the role go; after a
+ * shorter one that nobody follows, nothing does, and looks read the sockets themselves until
+ * then (kept_until). Looking every grace instead woke each connection's reader a thousand
+ * times a second in an idle JVM, whose engine thread holds the role in 100 ms waits. */
 #define KEPT_WAIT_MS  10
 
 /* A thread whose polls missed SPIN_MISSES times more than they found something polls on one
