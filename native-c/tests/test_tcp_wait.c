@@ -181,6 +181,18 @@ static int spin_off_node(int id, int n, void *arg)
     return 0;
 }
 
+/* Node 0 waits `waits` times for ms on a mailbox nobody posts to, each wait timing out. */
+static void wait_quietly(int waits, int ms)
+{
+    deck_mbox_t quiet;
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 8));
+    CHECK_OK(deck_mbox_create(&quiet, "quiet"));
+    for (int i = 0; i < waits; i++) CHECK_RC(deck_mbox_retrv_timed(&quiet, &m, ms), DECK_ETIMEDOUT);
+    CHECK_OK(deck_mbox_destroy(&quiet));
+    CHECK_OK(deck_msg_destroy(&m));
+}
+
 /* The default window: a holder whose polls keep finding nothing stops polling but for a probe
  * now and then, so 100 waits of 2 ms on a quiet mailbox poll a few times, not 100. */
 static int spin_backoff_node(int id, int n, void *arg)
@@ -188,17 +200,11 @@ static int spin_backoff_node(int id, int n, void *arg)
     const size_t sizes[] = { 16 };
     ping_pong(id, sizes, 1, 10);            /* the connection is up: the holder has it to poll */
     if (id == 0) {
-        deck_mbox_t quiet;
-        deck_msg_t m;
-        CHECK_OK(deck_msg_create(&m, 8));
-        CHECK_OK(deck_mbox_create(&quiet, "quiet"));
         long hits, before = tcp_wait_spins(&hits);
-        for (int i = 0; i < 100; i++) CHECK_RC(deck_mbox_retrv_timed(&quiet, &m, 2), DECK_ETIMEDOUT);
+        wait_quietly(100, 2);
         long polled = tcp_wait_spins(&hits) - before;
         if (polled < 1 || polled > 25) fprintf(stderr, "100 quiet waits polled %ld times\n", polled);
         CHECK(polled >= 1 && polled <= 25);
-        CHECK_OK(deck_mbox_destroy(&quiet));
-        CHECK_OK(deck_msg_destroy(&m));
     }
     CHECK_OK(deck_barrier());
     return 0;
@@ -264,17 +270,11 @@ static int idle_reader_node(int id, int n, void *arg)
     const size_t sizes[] = { 16 };
     ping_pong(id, sizes, 1, 10);            /* the connection is up, its reader parked or reading */
     if (id == 0) {
-        deck_mbox_t quiet;
-        deck_msg_t m;
-        CHECK_OK(deck_msg_create(&m, 8));
-        CHECK_OK(deck_mbox_create(&quiet, "quiet"));
         long before = tcp_wait_reader_wakes();
-        CHECK_RC(deck_mbox_retrv_timed(&quiet, &m, 600), DECK_ETIMEDOUT);
+        wait_quietly(1, 600);
         long wakes = tcp_wait_reader_wakes() - before;
         if (wakes > 120) fprintf(stderr, "the parked reader woke %ld times in 600 ms\n", wakes);
         CHECK(wakes <= 120);
-        CHECK_OK(deck_mbox_destroy(&quiet));
-        CHECK_OK(deck_msg_destroy(&m));
     }
     CHECK_OK(deck_barrier());
     return 0;
