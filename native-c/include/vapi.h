@@ -2,8 +2,8 @@
  * vapi.h — the verbs contract Aldeia's queue-pair channel speaks (shared/spec/vapi.md).
  *
  * Function names and objects follow Mellanox VAPI (revision 0.98 in the thesis). Two libraries
- * implement it: libmicrovapi (MicroVAPI, routed onto DECK) and, later, a verbs-backed library
- * for InfiniBand/RoCE. The Java binding (aldeia-vapi) maps exactly this header, so the
+ * implement it: libmicrovapi (MicroVAPI, routed onto DECK) and libaldeiafabric (libfabric:
+ * InfiniBand, RoCE, EFA, Slingshot, and tcp and shm anywhere; fabric/fab_internal.h). The Java binding (aldeia-vapi) maps exactly this header, so the
  * structures are kept flat with fixed layouts:
  *  - a work request carries one scatter/gather entry inline (the channel never needs more);
  *  - list-posting and multi-completion polling (EVAPI_*_list, EVAPI_poll_cq_many) let one
@@ -138,6 +138,18 @@ VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *bu
  * posts together as it copies a large write. MicroVAPI: what it coalesces into one DECK message
  * towards the peer's route (64 KiB over shared memory, 256 KiB over tcp), whole blocks. */
 VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t *bytes);
+
+/* A queue pair's address on a fabric whose endpoints are not reached by LID and QP number
+ * alone (libfabric's endpoint names: an IP address and port, a shared-memory name, an EFA GID
+ * and QPN). EVAPI_query_qp_address copies it into buf (*len bytes there; on return the
+ * address's length, also when buf is too small: VAPI_EINVAL_PARAM); the bootstrap carries it
+ * to the peer, which hands it to EVAPI_set_qp_dest_address before VAPI_modify_qp connects.
+ * VAPI_ENOSYS from a library whose queue pairs need no address (MicroVAPI: the DECK id is
+ * information 1). Addresses are at most EVAPI_QP_ADDRESS_MAX bytes. */
+#define EVAPI_QP_ADDRESS_MAX 256u
+VAPI_ret_t EVAPI_query_qp_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint8_t *buf, uint32_t *len);
+VAPI_ret_t EVAPI_set_qp_dest_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const uint8_t *addr,
+                                     uint32_t len);
 
 VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
                             VAPI_mr_hndl_t *mr, uint32_t *lkey);

@@ -98,12 +98,12 @@ static VAPI_ret_t apply(const char *fn, struct mv_config *cfg, const char *key,
     int e = env_key(key);
     if (e >= 0) {
         if (parse_signed(value, env_keys[e].lo, env_keys[e].hi, &cfg->env_value[e]))
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key %s: '%s' is not a number in %ld..%ld",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key %s: '%s' is not a number in %ld..%ld",
                            key, value, env_keys[e].lo, env_keys[e].hi);
         cfg->env_given |= 1u << e;
     } else if (!strcmp(key, "mtu")) {
         if ((v = parse_number(value, 1, MV_MTU_MAX)) < 0)
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key mtu: '%s' is not a number in 1..%u",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key mtu: '%s' is not a number in 1..%u",
                            value, MV_MTU_MAX);
         cfg->mtu = (uint32_t)v;
     } else if (!strcmp(key, "deck")) {
@@ -112,39 +112,39 @@ static VAPI_ret_t apply(const char *fn, struct mv_config *cfg, const char *key,
         else if (!strcmp(value, "static"))
             cfg->mode = MV_DECK_STATIC;
         else
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck: '%s' is neither dynamic nor static",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck: '%s' is neither dynamic nor static",
                            value);
         *explicit_mode = 1;
     } else if (!strcmp(key, "deck_id")) {
         if ((v = parse_number(value, 0, DECK_MAX_NODES - 1)) < 0)
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: '%s' is not a number in 0..%d",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: '%s' is not a number in 0..%d",
                            value, DECK_MAX_NODES - 1);
         cfg->deck_id = (int)v;
     } else if (!strcmp(key, "deck_nodes")) {
         if ((v = parse_number(value, 1, DECK_MAX_NODES)) < 0)
-            return mv_fail(VAPI_EINVAL_PARAM, fn,
+            return vapi_fail(VAPI_EINVAL_PARAM, fn,
                            "key deck_nodes: '%s' is not a number in 1..%d", value,
                            DECK_MAX_NODES);
         cfg->deck_nodes = (int)v;
     } else if (!strcmp(key, "deck_file")) {
         if (copy_value(cfg->deck_file, sizeof cfg->deck_file, value))
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_file: empty or longer than %zu bytes",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_file: empty or longer than %zu bytes",
                            sizeof cfg->deck_file - 1);
     } else if (!strcmp(key, "deck_transport")) {
         if (!valid_transport(value)
             || copy_value(cfg->deck_transport, sizeof cfg->deck_transport, value))
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_transport: '%s' is not a transport "
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_transport: '%s' is not a transport "
                            "name (letters, digits, '_')", value);
     } else if (!strcmp(key, "deck_secret_file")) {
         if (copy_value(cfg->deck_secret_file, sizeof cfg->deck_secret_file, value))
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_secret_file: empty or longer than %zu bytes",
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_secret_file: empty or longer than %zu bytes",
                            sizeof cfg->deck_secret_file - 1);
     } else if (!strcmp(key, "deck_tcp_encryption")) {
         if (strcmp(value, "on") && strcmp(value, "off"))
-            return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_tcp_encryption: '%s' is neither on nor off", value);
+            return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_tcp_encryption: '%s' is neither on nor off", value);
         cfg->deck_tcp_encryption = !strcmp(value, "on");
     } else {
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "unknown key '%s' (known: mtu, deck, deck_id, "
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "unknown key '%s' (known: mtu, deck, deck_id, "
                        "deck_nodes, deck_file, deck_transport, deck_secret_file, deck_tcp_encryption, "
                        "deck_msg_buf_limit, deck_medbuf_size, deck_mseg_size, deck_spin_us)", key);
     }
@@ -156,18 +156,18 @@ static VAPI_ret_t check_mode(const char *fn, struct mv_config *cfg, int explicit
 {
     int static_keys = cfg->deck_id >= 0 || cfg->deck_nodes >= 0 || cfg->deck_file[0];
     if (cfg->mode == MV_DECK_DYNAMIC && static_keys)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck: deck=dynamic cannot be combined with "
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck: deck=dynamic cannot be combined with "
                        "deck_id, deck_nodes or deck_file");
     if (!explicit_mode && static_keys)
         cfg->mode = MV_DECK_STATIC;
     if (cfg->mode != MV_DECK_STATIC)
         return VAPI_OK;
     if (cfg->deck_id < 0)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: required for static DECK");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: required for static DECK");
     if (cfg->deck_nodes < 0)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_nodes: required for static DECK");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_nodes: required for static DECK");
     if (cfg->deck_id >= cfg->deck_nodes)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: %d is not below deck_nodes=%d",
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: %d is not below deck_nodes=%d",
                        cfg->deck_id, cfg->deck_nodes);
     if (!cfg->deck_file[0])
         strcpy(cfg->deck_file, "nodes");
@@ -179,17 +179,17 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
     *cfg = (struct mv_config){ .mtu = MV_MTU_DEFAULT, .mode = MV_DECK_ENV,
                                .deck_id = -1, .deck_nodes = -1, .deck_tcp_encryption = -1 };
     if (!hca_id)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "hca_id is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "hca_id is NULL");
     size_t plen = strlen(PREFIX);
     if (strncmp(hca_id, PREFIX, plen) || (hca_id[plen] && hca_id[plen] != ':'))
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "hca_id '%s' does not start with \"" PREFIX ":\"",
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "hca_id '%s' does not start with \"" PREFIX ":\"",
                        hca_id);
     if (!hca_id[plen] || !hca_id[plen + 1])
         return check_mode(fn, cfg, 0);
 
     char *copy = strdup(hca_id + plen + 1);
     if (!copy)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory to parse hca_id");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory to parse hca_id");
     VAPI_ret_t ret = VAPI_OK;
     int explicit_mode = 0;
     unsigned seen = 0;   /* bit per key, to refuse a key given twice */
@@ -202,14 +202,14 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
          item = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(item, '=');
         if (!eq || eq == item) {
-            ret = mv_fail(VAPI_EINVAL_PARAM, fn, "entry '%s' is not key=value", item);
+            ret = vapi_fail(VAPI_EINVAL_PARAM, fn, "entry '%s' is not key=value", item);
             break;
         }
         *eq = '\0';
         for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++) {
             if (!strcmp(item, keys[k])) {
                 if (seen & (1u << k))
-                    ret = mv_fail(VAPI_EINVAL_PARAM, fn, "key %s: given twice", item);
+                    ret = vapi_fail(VAPI_EINVAL_PARAM, fn, "key %s: given twice", item);
                 seen |= 1u << k;
             }
         }
@@ -223,18 +223,18 @@ VAPI_ret_t mv_config_parse(const char *fn, const char *hca_id, struct mv_config 
 VAPI_ret_t mv_config_export(const char *fn, const struct mv_config *cfg)
 {
     if (cfg->deck_transport[0] && setenv("DECK_TRANSPORT", cfg->deck_transport, 1))
-        return mv_fail(VAPI_ENOMEM, fn, "key deck_transport: setenv failed");
+        return vapi_fail(VAPI_ENOMEM, fn, "key deck_transport: setenv failed");
     if (cfg->deck_secret_file[0] && setenv("DECK_SECRET_FILE", cfg->deck_secret_file, 1))
-        return mv_fail(VAPI_ENOMEM, fn, "key deck_secret_file: setenv failed");
+        return vapi_fail(VAPI_ENOMEM, fn, "key deck_secret_file: setenv failed");
     if (cfg->deck_tcp_encryption >= 0 && setenv("DECK_TCP_ENCRYPTION", cfg->deck_tcp_encryption ? "on" : "off", 1))
-        return mv_fail(VAPI_ENOMEM, fn, "key deck_tcp_encryption: setenv failed");
+        return vapi_fail(VAPI_ENOMEM, fn, "key deck_tcp_encryption: setenv failed");
     for (int i = 0; i < MV_ENV_KEYS; i++) {
         char value[24];
         if (!(cfg->env_given & (1u << i)))
             continue;
         snprintf(value, sizeof value, "%ld", cfg->env_value[i]);
         if (setenv(env_keys[i].env, value, 1))
-            return mv_fail(VAPI_ENOMEM, fn, "key %s: setenv %s failed", env_keys[i].key,
+            return vapi_fail(VAPI_ENOMEM, fn, "key %s: setenv %s failed", env_keys[i].key,
                            env_keys[i].env);
     }
     return VAPI_OK;

@@ -81,12 +81,12 @@ static uint32_t held(const struct mv_cq *cq)
 VAPI_ret_t mv_cq_new(const char *fn, uint32_t min_entries, struct mv_cq **out)
 {
     if (min_entries == 0 || min_entries > MV_CQ_MAX_ENTRIES)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "min_entries %u is not in 1..%u", min_entries,
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "min_entries %u is not in 1..%u", min_entries,
                        MV_CQ_MAX_ENTRIES);
     struct mv_cq *cq = calloc(1, sizeof *cq);
     if (!cq || !(cq->ring = ring_new(pow2_at_least(min_entries)))) {
         free(cq);
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for %u completions", min_entries);
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for %u completions", min_entries);
     }
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -124,7 +124,7 @@ VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n)
     uint32_t count = held(cq), cap = cq->ring->cap;
     uint64_t need = (uint64_t)count + cq->reserved + n;
     if (need > MV_CQ_MAX_ENTRIES || (cq->mapped && need > cap)) {
-        ret = mv_fail(VAPI_EAGAIN, fn, "completion queue of %u entries holds %u completions and "
+        ret = vapi_fail(VAPI_EAGAIN, fn, "completion queue of %u entries holds %u completions and "
                       "%u more are due; poll it", cq->mapped ? cap : MV_CQ_MAX_ENTRIES, count,
                       cq->reserved);
     } else if (need > cap) {
@@ -132,7 +132,7 @@ VAPI_ret_t mv_cq_reserve(const char *fn, struct mv_cq *cq, uint32_t n)
          * the ring may move. */
         EVAPI_cq_ring_t *ring = ring_new(pow2_at_least((uint32_t)need));
         if (!ring) {
-            ret = mv_fail(VAPI_ENOMEM, fn, "no memory to grow the completion queue to %u",
+            ret = vapi_fail(VAPI_ENOMEM, fn, "no memory to grow the completion queue to %u",
                           pow2_at_least((uint32_t)need));
         } else {
             uint32_t head = cq->ring->head;
@@ -279,12 +279,12 @@ static int settled_locked(const char *fn, struct mv_cq *cq, unsigned wakeups, ui
         return 1;
     }
     if (cq->closing) {
-        *ret = mv_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while waiting");
+        *ret = vapi_fail(VAPI_EINVAL_CQ_HNDL, fn, "the completion queue was destroyed while waiting");
         return 1;
     }
     /* A queue pair using this CQ was destroyed: its flushed requests are here already, so
      * nothing more may come; give the caller the chance to look at its state. */
-    if (cq->wakeups != wakeups || (deadline && mv_now_ns() >= deadline)) {
+    if (cq->wakeups != wakeups || (deadline && vapi_now_ns() >= deadline)) {
         *ret = VAPI_ETIMEDOUT;
         return 1;
     }
@@ -322,7 +322,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
         pthread_mutex_unlock(&cq->lock);
         if (done)
             break;
-        uint64_t now = mv_now_ns(), until = now + MV_TURN_RECHECK_NS;
+        uint64_t now = vapi_now_ns(), until = now + MV_TURN_RECHECK_NS;
         if (deadline && deadline < until)
             until = deadline;
         mv_engine_wait_key(key, seen, ms_until(until, now));
@@ -336,7 +336,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
 VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
                       VAPI_wc_desc_t *wc)
 {
-    uint64_t deadline = timeout_usec ? mv_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
+    uint64_t deadline = timeout_usec ? vapi_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
     pthread_mutex_lock(&cq->lock);
     unsigned wakeups = cq->wakeups;
     int progressing = progresses(cq);
@@ -359,7 +359,7 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
             pthread_mutex_lock(&cq->lock);
             continue;
         }
-        uint64_t now = mv_now_ns();
+        uint64_t now = vapi_now_ns();
         unsigned progress = cq->progress;
         if (progressing) {
             /* Never a retrieve without end: a wake-up (mv_cq_wake) that came between the look
@@ -415,23 +415,23 @@ VAPI_ret_t VAPI_create_cq(VAPI_hca_hndl_t hca, uint32_t min_entries, VAPI_cq_hnd
     static const char fn[] = "VAPI_create_cq";
     void *hca_obj;
     if (!cq || !num_entries)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", cq ? "num_entries" : "cq");
-    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, &hca_obj);
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", cq ? "num_entries" : "cq");
+    VAPI_ret_t ret = vh_get(fn, hca, hca, VH_HCA, &hca_obj);
     if (ret != VAPI_OK)
         return ret;
     struct mv_cq *obj = NULL;
     ret = mv_cq_new(fn, min_entries, &obj);
     if (ret == VAPI_OK)
-        ret = mv_reg_link(fn, hca, MV_HCA);
-    if (ret == VAPI_OK && (*cq = mv_reg_add(MV_CQ, hca, obj)) == 0) {
-        mv_reg_unlink(hca);
-        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+        ret = vh_link(fn, hca, VH_HCA);
+    if (ret == VAPI_OK && (*cq = vh_add(VH_CQ, hca, obj)) == 0) {
+        vh_unlink(hca);
+        ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
     }
     if (ret == VAPI_OK)
         *num_entries = min_entries;
     else if (obj)
         mv_cq_free(obj);
-    mv_reg_put(hca);
+    vh_put(hca);
     return ret;
 }
 
@@ -439,17 +439,17 @@ VAPI_ret_t VAPI_destroy_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq)
 {
     static const char fn[] = "VAPI_destroy_cq";
     struct mv_cq *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, cq, VH_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
-    ret = mv_reg_retire(fn, cq, MV_CQ);   /* refuses while a queue pair uses it */
+    ret = vh_retire(fn, cq, VH_CQ);   /* refuses while a queue pair uses it */
     if (ret != VAPI_OK) {
-        mv_reg_put(cq);
+        vh_put(cq);
         return ret;
     }
     mv_cq_wake(obj, 1);   /* blocked pollers return, then unpin */
-    mv_reg_remove(cq);
-    mv_reg_unlink(hca);
+    vh_remove(cq);
+    vh_unlink(hca);
     mv_cq_free(obj);
     return VAPI_OK;
 }
@@ -459,12 +459,12 @@ static VAPI_ret_t poll_many(const char *fn, VAPI_hca_hndl_t hca, VAPI_cq_hndl_t 
 {
     struct mv_cq *obj;
     if (!wcs || !count)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", wcs ? "count" : "wc");
-    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", wcs ? "count" : "wc");
+    VAPI_ret_t ret = vh_get(fn, hca, cq, VH_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     *count = take_progressing(obj, max, wcs);
-    mv_reg_put(cq);
+    vh_put(cq);
     return VAPI_OK;
 }
 
@@ -486,11 +486,11 @@ static VAPI_ret_t wait_cq(const char *fn, VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq
                           uint32_t timeout_usec, VAPI_wc_desc_t *wc)
 {
     struct mv_cq *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, cq, VH_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     ret = mv_cq_wait(fn, obj, timeout_usec, wc);
-    mv_reg_put(cq);
+    vh_put(cq);
     return ret;
 }
 
@@ -499,7 +499,7 @@ VAPI_ret_t EVAPI_poll_cq_block(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, uint32_t 
 {
     static const char fn[] = "EVAPI_poll_cq_block";
     if (!wc)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "wc is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "wc is NULL");
     return wait_cq(fn, hca, cq, timeout_usec, wc);
 }
 
@@ -513,11 +513,11 @@ VAPI_ret_t EVAPI_map_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq, EVAPI_cq_ring_t 
     static const char fn[] = "EVAPI_map_cq";
     struct mv_cq *obj;
     if (!ring)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "ring is NULL");
-    VAPI_ret_t ret = mv_reg_get(fn, hca, cq, MV_CQ, (void **)&obj);
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "ring is NULL");
+    VAPI_ret_t ret = vh_get(fn, hca, cq, VH_CQ, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     *ring = mv_cq_map(obj);
-    mv_reg_put(cq);
+    vh_put(cq);
     return VAPI_OK;
 }

@@ -134,7 +134,7 @@ static int retrieve_and_dispatch(int timeout_ms)
 static void note_activity_locked(void)
 {
     if (!eng.keyed)
-        eng.activity_ns = mv_now_ns();
+        eng.activity_ns = vapi_now_ns();
 }
 
 enum mv_progress mv_engine_progress(int timeout_ms, int pass_turn)
@@ -177,7 +177,7 @@ void mv_engine_poller_enter(struct mv_cq *cq)
                                            * is bounded (cq.c), so it only looks later */
         eng.waiting[eng.nwaiting++] = cq;
     eng.pollers++;
-    eng.activity_ns = mv_now_ns();
+    eng.activity_ns = vapi_now_ns();
     if (eng.busy && eng.busy_daemon)
         mv_eng_kick_locked();
     pthread_mutex_unlock(&eng.lock);
@@ -194,7 +194,7 @@ void mv_engine_poller_leave(struct mv_cq *cq)
         }
     }
     eng.pollers--;
-    eng.activity_ns = mv_now_ns();
+    eng.activity_ns = vapi_now_ns();
     pass_turn_locked();
     /* The last reader left: the receive thread's grace starts now. Only a receive thread that
      * sleeps until its next liveness check must be told; one in a grace sleep wakes by itself.
@@ -219,7 +219,7 @@ void mv_engine_activity(void)
     if (eng.keyed)
         return;   /* no grace to restart */
     pthread_mutex_lock(&eng.lock);
-    eng.activity_ns = mv_now_ns();
+    eng.activity_ns = vapi_now_ns();
     pthread_mutex_unlock(&eng.lock);
 }
 
@@ -309,7 +309,7 @@ void mv_engine_other_wait(int enter)
  * comes after the read and ends the wait. */
 static void recv_keyed_step(uint64_t next_check)
 {
-    uint64_t now = mv_now_ns();
+    uint64_t now = vapi_now_ns();
     uint32_t seen = mv_engine_seen();
     pthread_mutex_unlock(&eng.lock);
     mv_engine_drain();
@@ -322,11 +322,11 @@ static void *recv_thread(void *arg)
 {
     (void)arg;
     pthread_setname_np(pthread_self(), "mv-receive");   /* for top -H, perf, gdb */
-    uint64_t next_check = mv_now_ns() + MV_LIVENESS_MS * 1000000ull;
-    uint64_t next_reclaim = mv_now_ns() + MV_RECLAIM_MS * 1000000ull;
+    uint64_t next_check = vapi_now_ns() + MV_LIVENESS_MS * 1000000ull;
+    uint64_t next_reclaim = vapi_now_ns() + MV_RECLAIM_MS * 1000000ull;
     pthread_mutex_lock(&eng.lock);
     while (!eng.stopping) {
-        uint64_t now = mv_now_ns();
+        uint64_t now = vapi_now_ns();
         if (now >= next_check) {
             pthread_mutex_unlock(&eng.lock);
             mv_eng_check_peers();
@@ -422,19 +422,19 @@ static VAPI_ret_t engine_start(const char *fn)
     long ms = t ? strtol(t, NULL, 10) : 0;
     eng.timeout_ns = (uint64_t)(ms > 0 ? ms : MV_PEER_TIMEOUT_DEFAULT_MS) * 1000000ull;
     if (!(eng.slots = calloc(MV_QP_SLOTS, sizeof *eng.slots)))
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for the queue pair table");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for the queue pair table");
     char name[DECK_MBOX_NAME_MAX];
     snprintf(name, sizeof name, "mv-%d", deck_node());
     int rc = deck_mbox_create(&eng.mb, name);
     if (rc != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "creating the mailbox %s failed: %s: %s", name,
+        return vapi_fail(VAPI_EGEN, fn, "creating the mailbox %s failed: %s: %s", name,
                        deck_strerror(rc), deck_last_error());
     eng.mb_open = 1;
     /* Every process DECK admits may post to it (queue pairs check the sender); nothing longer
      * than the largest message a peer sends is admitted. */
     if ((rc = deck_mbox_limit(&eng.mb, mv_wire_capacity(MV_MTU_MAX))) != DECK_OK
         || (rc = deck_mbox_clone_at(&eng.self, deck_node(), name)) != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "setting up the mailbox %s failed: %s: %s", name,
+        return vapi_fail(VAPI_EGEN, fn, "setting up the mailbox %s failed: %s: %s", name,
                        deck_strerror(rc), deck_last_error());
     eng.self_open = 1;
     uint32_t seen;
@@ -442,13 +442,13 @@ static VAPI_ret_t engine_start(const char *fn)
     eng.keyed = deck_mbox_key_seen(&eng.mb, &seen) == DECK_OK && !(keyed && strcmp(keyed, "0") == 0);
     if ((rc = deck_msg_create(&eng.msg, mv_wire_capacity(MV_MTU_MAX))) != DECK_OK
         || (rc = deck_msg_create(&eng.token, 0)) != DECK_OK)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for the engine's messages");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for the engine's messages");
     eng.activity_ns = 0;
     if (pthread_create(&eng.recv_thread, NULL, recv_thread, NULL))
-        return mv_fail(VAPI_EGEN, fn, "cannot start the receive thread");
+        return vapi_fail(VAPI_EGEN, fn, "cannot start the receive thread");
     eng.recv_running = 1;
     if (pthread_create(&eng.send_thread, NULL, mv_eng_send_thread, NULL))
-        return mv_fail(VAPI_EGEN, fn, "cannot start the send thread");
+        return vapi_fail(VAPI_EGEN, fn, "cannot start the send thread");
     eng.send_running = 1;
     return VAPI_OK;
 }

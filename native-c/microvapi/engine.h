@@ -30,7 +30,7 @@ struct mv_peer {
     int             gone;          /* given up by the liveness check */
     int             failed;        /* a post to it failed: give it up at the next check */
     uint64_t        ping_ns;       /* when the last ping went */
-    uint64_t        heard_ns;      /* its last message (mv_coarse_ns: may lag mv_now_ns by a tick) */
+    uint64_t        heard_ns;      /* its last message (mv_coarse_ns: may lag vapi_now_ns by a tick) */
     char            why[96];       /* why it was given up */
 };
 

@@ -27,7 +27,7 @@ VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **out)
     }
     if (p && !p->gone) {
         if (p->refs == 0) {   /* its silence, or a failed post, while it had no connection do not count */
-            p->heard_ns = mv_now_ns();
+            p->heard_ns = vapi_now_ns();
             p->ping_ns = 0;
             p->failed = 0;
         }
@@ -38,23 +38,23 @@ VAPI_ret_t mv_engine_peer(const char *fn, uint32_t id, struct mv_peer **out)
     }
     pthread_mutex_unlock(&eng.lock);
     if (p)
-        return mv_fail(VAPI_EGEN, fn, "DECK process %u has gone away", id);
+        return vapi_fail(VAPI_EGEN, fn, "DECK process %u has gone away", id);
     /* Looked up at that process alone (never by asking every process: a stopped or dead one
      * must not delay connections between the others). Outside the lock: it may wait. */
     struct mv_peer *np = calloc(1, sizeof *np);
     if (!np)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for a peer");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for a peer");
     char name[DECK_MBOX_NAME_MAX];
     snprintf(name, sizeof name, "mv-%u", id);
     int rc = deck_mbox_clone_at(&np->mb, (int)id, name);
     if (rc != DECK_OK) {
         free(np);
-        return mv_fail(VAPI_EGEN, fn, "cloning the mailbox %s of DECK process %u failed: %s: %s",
+        return vapi_fail(VAPI_EGEN, fn, "cloning the mailbox %s of DECK process %u failed: %s: %s",
                        name, id, deck_strerror(rc), deck_last_error());
     }
     np->id = id;
     np->refs = 1;
-    np->heard_ns = mv_now_ns();
+    np->heard_ns = vapi_now_ns();
     pthread_mutex_lock(&eng.lock);
     for (p = eng.peers; p && p->id != id; p = p->next)
         ;
@@ -165,7 +165,7 @@ void mv_eng_check_peers(void)
 {
     pthread_mutex_lock(&eng.lock);
     int found = 0;
-    uint64_t now = mv_now_ns();
+    uint64_t now = vapi_now_ns();
     for (struct mv_peer *p = eng.peers; p; p = p->next) {
         if (!p->gone && p->refs > 0 && p->id != (uint32_t)deck_node() && give_up_locked(p, now)) {
             p->gone = 1;

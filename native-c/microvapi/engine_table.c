@@ -12,14 +12,14 @@ VAPI_ret_t mv_engine_add_qp(const char *fn, struct mv_qp *qp)
 {
     uint32_t rnd;
     if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-        rnd = (uint32_t)mv_now_ns() * 2654435761u;
+        rnd = (uint32_t)vapi_now_ns() * 2654435761u;
     pthread_mutex_lock(&eng.lock);
     uint32_t slot = eng.next_free;
     for (uint32_t tries = 0; tries < MV_QP_SLOTS && eng.slots[slot]; tries++)
         slot = (slot + 1) % MV_QP_SLOTS;
     if (eng.slots[slot]) {
         pthread_mutex_unlock(&eng.lock);
-        return mv_fail(VAPI_EAGAIN, fn, "this process has %u queue pairs, the most it can hold",
+        return vapi_fail(VAPI_EAGAIN, fn, "this process has %u queue pairs, the most it can hold",
                        MV_QP_SLOTS);
     }
     qp->qp_num = slot | (rnd << MV_QP_SLOT_BITS);

@@ -40,7 +40,7 @@ static VAPI_ret_t deck_start(const char *fn, const struct mv_config *cfg)
     else
         snprintf(how, sizeof how, "no deck key given, so from deckrun's environment");
     /* Configuration mistakes are the user's parameters; anything else is a DECK failure. */
-    return mv_fail(rc == DECK_ECONFIG || rc == DECK_EINVAL ? VAPI_EINVAL_PARAM : VAPI_EGEN, fn,
+    return vapi_fail(rc == DECK_ECONFIG || rc == DECK_EINVAL ? VAPI_EINVAL_PARAM : VAPI_EGEN, fn,
                    "DECK initialisation (%s) failed: %s: %s", how, deck_strerror(rc),
                    deck_last_error());
 }
@@ -49,7 +49,7 @@ static VAPI_ret_t deck_start(const char *fn, const struct mv_config *cfg)
 static VAPI_ret_t deck_check_shared(const char *fn, const struct mv_config *cfg)
 {
     if (cfg->mode == MV_DECK_STATIC && cfg->deck_id != deck_node())
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: %d, but DECK is already running as "
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "key deck_id: %d, but DECK is already running as "
                        "node %d", cfg->deck_id, deck_node());
     return VAPI_OK;
 }
@@ -58,14 +58,14 @@ VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca)
 {
     static const char fn[] = "EVAPI_get_hca_hndl";
     if (!hca)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "hca is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "hca is NULL");
     struct mv_config cfg;
     VAPI_ret_t ret = mv_config_parse(fn, hca_id, &cfg);
     if (ret != VAPI_OK)
         return ret;
     struct mv_hca *obj = malloc(sizeof *obj);
     if (!obj)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for the HCA");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for the HCA");
     obj->mtu = cfg.mtu;
 
     pthread_mutex_lock(&deck_lock);
@@ -80,9 +80,9 @@ VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca)
     if (ret == VAPI_OK)
         engine = (ret = mv_engine_open(fn)) == VAPI_OK;
     if (ret == VAPI_OK) {
-        *hca = mv_reg_add(MV_HCA, 0, obj);
+        *hca = vh_add(VH_HCA, 0, obj);
         if (*hca == 0)
-            ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+            ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
     }
     if (ret == VAPI_OK) {
         open_hcas++;
@@ -102,15 +102,9 @@ VAPI_ret_t EVAPI_release_hca_hndl(VAPI_hca_hndl_t hca)
 {
     static const char fn[] = "EVAPI_release_hca_hndl";
     struct mv_hca *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, (void **)&obj);
+    VAPI_ret_t ret = vh_take(fn, hca, hca, VH_HCA, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
-    ret = mv_reg_retire(fn, hca, MV_HCA);
-    if (ret != VAPI_OK) {
-        mv_reg_put(hca);
-        return ret;
-    }
-    mv_reg_remove(hca);
     free(obj);
 
     pthread_mutex_lock(&deck_lock);
@@ -119,7 +113,7 @@ VAPI_ret_t EVAPI_release_hca_hndl(VAPI_hca_hndl_t hca)
         deck_is_ours = 0;
         int rc = deck_done();
         if (rc != DECK_OK)
-            ret = mv_fail(VAPI_EGEN, fn, "deck_done failed: %s: %s", deck_strerror(rc),
+            ret = vapi_fail(VAPI_EGEN, fn, "deck_done failed: %s: %s", deck_strerror(rc),
                           deck_last_error());
     }
     pthread_mutex_unlock(&deck_lock);
@@ -131,16 +125,16 @@ VAPI_ret_t VAPI_query_hca_port_prop(VAPI_hca_hndl_t hca, uint8_t port, VAPI_hca_
     static const char fn[] = "VAPI_query_hca_port_prop";
     struct mv_hca *obj;
     if (!prop)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "prop is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "prop is NULL");
     if (port != 1)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "port %u does not exist (MicroVAPI has port 1)",
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "port %u does not exist (MicroVAPI has port 1)",
                        port);
-    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, hca, VH_HCA, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     /* Information 1: a LID has 16 bits; the full DECK id travels in VAPI_qp_attr_t.dest_id. */
     *prop = (VAPI_hca_port_t){ .lid = (uint16_t)(deck_node() & 0xffff), .state = 4,
                                .max_mtu = obj->mtu };
-    mv_reg_put(hca);
+    vh_put(hca);
     return VAPI_OK;
 }

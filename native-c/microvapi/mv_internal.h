@@ -1,8 +1,7 @@
 /*
  * MicroVAPI internals shared by its files (see vapi.h for the public contract).
  *
- *   error.c     thread-local EVAPI_last_error text, VAPI_strerror
- *   registry.c  handle table: handle -> object, pinning, parent/child links
+ * (vapi_common.h: errors and the handle table, shared with the fabric library)
  *   config.c    the "microvapi:key=value,..." init string
  *   hca.c       HCA open/release (DECK bring-up, reference counted), port query
  *   pd_mr.c     protection domains and memory regions (no DECK meaning)
@@ -26,49 +25,17 @@
 
 #include "deck.h"
 #include "vapi.h"
-
-/* ---- errors (error.c) -------------------------------------------------------------------- */
-/* Records "fn: text" as this thread's last error and returns ret, so failures read
- * `return mv_fail(VAPI_EINVAL_PARAM, fn, "...", ...);`. */
-VAPI_ret_t mv_fail(VAPI_ret_t ret, const char *fn, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Nanoseconds on the monotonic clock. */
-static inline uint64_t mv_now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
+#include "vapi_common.h"
 
 /* Nanoseconds on CLOCK_MONOTONIC_COARSE: for times kept per message and compared in seconds
- * (when a peer was last heard from); a few ns to read where mv_now_ns costs 20-40 ns in a
- * virtual machine. At most a timer tick (1-4 ms) behind mv_now_ns, never ahead of it. */
+ * (when a peer was last heard from); a few ns to read where vapi_now_ns costs 20-40 ns in a
+ * virtual machine. At most a timer tick (1-4 ms) behind vapi_now_ns, never ahead of it. */
 static inline uint64_t mv_coarse_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
-
-/* ---- handles (registry.c) ---------------------------------------------------------------- */
-enum mv_kind { MV_HCA = 1, MV_PD, MV_MR, MV_CQ, MV_QP };
-
-/* New handle for obj, owned by HCA `hca` (0 for an HCA itself); 0 if out of memory. */
-uint64_t mv_reg_add(enum mv_kind kind, uint64_t hca, void *obj);
-/* Looks up live handle h of `kind` belonging to `hca` and pins it (it cannot be removed until
- * mv_reg_put). Fails with the error code of that kind of handle. */
-VAPI_ret_t mv_reg_get(const char *fn, uint64_t hca, uint64_t h, enum mv_kind kind, void **obj);
-void mv_reg_put(uint64_t h);
-/* A child object (MR of a PD, QP of a CQ, anything of an HCA) keeps its parent alive: the parent
- * cannot be retired while linked. Fails if the parent is retired. */
-VAPI_ret_t mv_reg_link(const char *fn, uint64_t parent, enum mv_kind kind);
-void mv_reg_unlink(uint64_t parent);
-/* First step of destroying pinned handle h: refuses if children are linked or another thread
- * is already destroying it; afterwards lookups fail. */
-VAPI_ret_t mv_reg_retire(const char *fn, uint64_t h, enum mv_kind kind);
-/* Second step: waits until the caller holds the only pin, then frees the handle. */
-void mv_reg_remove(uint64_t h);
 
 /* ---- configuration (config.c) ------------------------------------------------------------ */
 #define MV_MTU_DEFAULT 1024u

@@ -1,8 +1,8 @@
 /*
- * Protection domains and memory regions. DECK copies data into its messages, so neither has a
- * meaning here (thesis 4.4.4): they only check their arguments and hand out handles, so the
- * adapter's set-up and tear-down run unchanged. A region must still be deregistered before
- * its PD is freed, and both before the HCA is released, as with real VAPI.
+ * Memory regions. DECK copies data into its messages, so a region has no meaning here (thesis
+ * 4.4.4): it only checks its arguments and hands out a handle, so the adapter's set-up and
+ * tear-down run unchanged. A region must still be deregistered before its PD is freed
+ * (vapi_common/vapi_pd.c), and both before the HCA is released, as with real VAPI.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,70 +16,32 @@ struct mv_mr {
 /* Local keys are just distinct non-zero numbers. */
 static atomic_uint next_lkey = 1;
 
-VAPI_ret_t VAPI_alloc_pd(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t *pd)
-{
-    static const char fn[] = "VAPI_alloc_pd";
-    void *obj;
-    if (!pd)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "pd is NULL");
-    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, &obj);
-    if (ret != VAPI_OK)
-        return ret;
-    ret = mv_reg_link(fn, hca, MV_HCA);
-    if (ret == VAPI_OK) {
-        *pd = mv_reg_add(MV_PD, hca, NULL);
-        if (*pd == 0) {
-            mv_reg_unlink(hca);
-            ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
-        }
-    }
-    mv_reg_put(hca);
-    return ret;
-}
-
-VAPI_ret_t VAPI_dealloc_pd(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd)
-{
-    static const char fn[] = "VAPI_dealloc_pd";
-    void *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, pd, MV_PD, &obj);
-    if (ret != VAPI_OK)
-        return ret;
-    ret = mv_reg_retire(fn, pd, MV_PD);
-    if (ret != VAPI_OK) {
-        mv_reg_put(pd);
-        return ret;
-    }
-    mv_reg_remove(pd);
-    mv_reg_unlink(hca);
-    return VAPI_OK;
-}
-
 VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
                             VAPI_mr_hndl_t *mr, uint32_t *lkey)
 {
     static const char fn[] = "VAPI_register_mr";
     if (!mr || !lkey)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", mr ? "lkey" : "mr");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", mr ? "lkey" : "mr");
     if (addr == 0 || size == 0 || addr + size < addr)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "region [0x%llx, +%llu) is not valid memory",
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "region [0x%llx, +%llu) is not valid memory",
                        (unsigned long long)addr, (unsigned long long)size);
     void *pd_obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, pd, MV_PD, &pd_obj);
+    VAPI_ret_t ret = vh_get(fn, hca, pd, VH_PD, &pd_obj);
     if (ret != VAPI_OK)
         return ret;
     struct mv_mr *obj = malloc(sizeof *obj);
     if (!obj) {
-        mv_reg_put(pd);
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for the region");
+        vh_put(pd);
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for the region");
     }
     obj->pd = pd;
-    ret = mv_reg_link(fn, pd, MV_PD);
-    if (ret == VAPI_OK && (ret = mv_reg_link(fn, hca, MV_HCA)) != VAPI_OK)
-        mv_reg_unlink(pd);
-    if (ret == VAPI_OK && (*mr = mv_reg_add(MV_MR, hca, obj)) == 0) {
-        mv_reg_unlink(hca);
-        mv_reg_unlink(pd);
-        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+    ret = vh_link(fn, pd, VH_PD);
+    if (ret == VAPI_OK && (ret = vh_link(fn, hca, VH_HCA)) != VAPI_OK)
+        vh_unlink(pd);
+    if (ret == VAPI_OK && (*mr = vh_add(VH_MR, hca, obj)) == 0) {
+        vh_unlink(hca);
+        vh_unlink(pd);
+        ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
     }
     if (ret == VAPI_OK) {
         unsigned k;
@@ -89,7 +51,7 @@ VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t add
     } else {
         free(obj);
     }
-    mv_reg_put(pd);
+    vh_put(pd);
     return ret;
 }
 
@@ -97,17 +59,11 @@ VAPI_ret_t VAPI_deregister_mr(VAPI_hca_hndl_t hca, VAPI_mr_hndl_t mr)
 {
     static const char fn[] = "VAPI_deregister_mr";
     struct mv_mr *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, mr, MV_MR, (void **)&obj);
+    VAPI_ret_t ret = vh_take(fn, hca, mr, VH_MR, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
-    ret = mv_reg_retire(fn, mr, MV_MR);
-    if (ret != VAPI_OK) {
-        mv_reg_put(mr);
-        return ret;
-    }
-    mv_reg_remove(mr);
-    mv_reg_unlink(obj->pd);
-    mv_reg_unlink(hca);
+    vh_unlink(obj->pd);
+    vh_unlink(hca);
     free(obj);
     return VAPI_OK;
 }

@@ -140,16 +140,16 @@ static uint32_t window_for(uint32_t max_recv_wr, uint32_t mtu)
 static VAPI_ret_t link_parents(const char *fn, VAPI_hca_hndl_t hca,
                                const VAPI_qp_init_attr_t *attr)
 {
-    VAPI_ret_t ret = mv_reg_link(fn, hca, MV_HCA);
+    VAPI_ret_t ret = vh_link(fn, hca, VH_HCA);
     if (ret != VAPI_OK)
         return ret;
-    if ((ret = mv_reg_link(fn, attr->sq_cq_hndl, MV_CQ)) != VAPI_OK) {
-        mv_reg_unlink(hca);
+    if ((ret = vh_link(fn, attr->sq_cq_hndl, VH_CQ)) != VAPI_OK) {
+        vh_unlink(hca);
         return ret;
     }
-    if ((ret = mv_reg_link(fn, attr->rq_cq_hndl, MV_CQ)) != VAPI_OK) {
-        mv_reg_unlink(attr->sq_cq_hndl);
-        mv_reg_unlink(hca);
+    if ((ret = vh_link(fn, attr->rq_cq_hndl, VH_CQ)) != VAPI_OK) {
+        vh_unlink(attr->sq_cq_hndl);
+        vh_unlink(hca);
     }
     return ret;
 }
@@ -157,9 +157,9 @@ static VAPI_ret_t link_parents(const char *fn, VAPI_hca_hndl_t hca,
 /* After qp_free: the CQs must outlive the flush completions pushed into them. */
 static void unlink_parents(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t sq_cq, VAPI_cq_hndl_t rq_cq)
 {
-    mv_reg_unlink(rq_cq);
-    mv_reg_unlink(sq_cq);
-    mv_reg_unlink(hca);
+    vh_unlink(rq_cq);
+    vh_unlink(sq_cq);
+    vh_unlink(hca);
 }
 
 /* Builds and registers the QP; the HCA and both CQs are pinned by the caller. */
@@ -169,7 +169,7 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
 {
     struct mv_qp *obj = calloc(1, sizeof *obj);
     if (!obj)
-        return mv_fail(VAPI_ENOMEM, fn, "no memory for the queue pair");
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory for the queue pair");
     VAPI_ret_t ret = link_parents(fn, hca, attr);
     if (ret != VAPI_OK) {
         free(obj);
@@ -189,9 +189,9 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     ret = mv_engine_add_qp(fn, obj);
     if (ret == VAPI_OK)
         mv_cq_key(rq_cq, obj->qp_num);
-    if (ret == VAPI_OK && (*qp = mv_reg_add(MV_QP, hca, obj)) == 0) {
+    if (ret == VAPI_OK && (*qp = vh_add(VH_QP, hca, obj)) == 0) {
         mv_engine_remove_qp(obj);
-        ret = mv_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+        ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
     }
     if (ret != VAPI_OK) {
         qp_free(obj);
@@ -208,20 +208,20 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
 {
     static const char fn[] = "VAPI_create_qp";
     if (!attr || !qp || !prop)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", !attr ? "attr" : !qp ? "qp" : "prop");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "%s is NULL", !attr ? "attr" : !qp ? "qp" : "prop");
     struct mv_hca *hca_obj;
     struct mv_cq *sq_cq, *rq_cq;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, hca, MV_HCA, (void **)&hca_obj);
+    VAPI_ret_t ret = vh_get(fn, hca, hca, VH_HCA, (void **)&hca_obj);
     if (ret != VAPI_OK)
         return ret;
-    if ((ret = mv_reg_get(fn, hca, attr->sq_cq_hndl, MV_CQ, (void **)&sq_cq)) == VAPI_OK) {
-        if ((ret = mv_reg_get(fn, hca, attr->rq_cq_hndl, MV_CQ, (void **)&rq_cq)) == VAPI_OK) {
+    if ((ret = vh_get(fn, hca, attr->sq_cq_hndl, VH_CQ, (void **)&sq_cq)) == VAPI_OK) {
+        if ((ret = vh_get(fn, hca, attr->rq_cq_hndl, VH_CQ, (void **)&rq_cq)) == VAPI_OK) {
             ret = qp_create(fn, hca, hca_obj, attr, sq_cq, rq_cq, qp, prop);
-            mv_reg_put(attr->rq_cq_hndl);
+            vh_put(attr->rq_cq_hndl);
         }
-        mv_reg_put(attr->sq_cq_hndl);
+        vh_put(attr->sq_cq_hndl);
     }
-    mv_reg_put(hca);
+    vh_put(hca);
     return ret;
 }
 
@@ -246,11 +246,11 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
 {
     static const char fn[] = "VAPI_destroy_qp";
     struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
-    if ((ret = mv_reg_retire(fn, qp, MV_QP)) != VAPI_OK) {
-        mv_reg_put(qp);
+    if ((ret = vh_retire(fn, qp, VH_QP)) != VAPI_OK) {
+        vh_put(qp);
         return ret;
     }
     /* No new turn for a sender; the one in a post finishes it (bounded: the peer's engine
@@ -265,7 +265,7 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     pthread_mutex_unlock(&obj->rq.lock);
     mv_engine_remove_qp(obj);
     reset_peer_unless_orderly(obj);
-    mv_reg_remove(qp);   /* posts already inside finish first; their requests get flushed */
+    vh_remove(qp);   /* posts already inside finish first; their requests get flushed */
     VAPI_cq_hndl_t sq_cq = obj->sq.cq_hndl, rq_cq = obj->rq.cq_hndl;
     qp_free(obj);
     unlink_parents(hca, sq_cq, rq_cq);
@@ -276,15 +276,15 @@ VAPI_ret_t EVAPI_query_qp_error(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, char *bu
 {
     static const char fn[] = "EVAPI_query_qp_error";
     if (!buf || len == 0)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "no room for the text");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "no room for the text");
     struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     pthread_mutex_lock(&obj->sq.lock);   /* the lock mv_qp_set_error_locked's callers hold */
     snprintf(buf, len, "%s", obj->state == VAPI_ERR ? obj->err_text : "");
     pthread_mutex_unlock(&obj->sq.lock);
-    mv_reg_put(qp);
+    vh_put(qp);
     return VAPI_OK;
 }
 
@@ -292,9 +292,9 @@ VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uin
 {
     static const char fn[] = "EVAPI_query_qp_post_bytes";
     if (!bytes)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "bytes is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "bytes is NULL");
     struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     pthread_mutex_lock(&obj->sq.lock);
@@ -305,7 +305,7 @@ VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uin
     if (blocks > MV_COALESCE_BLOCKS)
         blocks = MV_COALESCE_BLOCKS;
     *bytes = (blocks > 0 ? blocks : 1) * mtu;
-    mv_reg_put(qp);
+    vh_put(qp);
     return VAPI_OK;
 }
 
@@ -322,14 +322,14 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     qp->message_bytes = mv_engine_peer_message_bytes(peer);   /* no send before the state moves */
     if (mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer)) {
         mv_engine_peer_put(peer);
-        return mv_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);
+        return vapi_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);
     }
     pthread_mutex_lock(&qp->rq.lock);
     qp->advertised = qp->window;
     pthread_mutex_unlock(&qp->rq.lock);
     int rc = mv_engine_post_control(peer, MV_WIRE_CREDIT, attr->dest_qp_num, qp->qp_num, qp->window);
     if (rc != DECK_OK)
-        return mv_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",
+        return vapi_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",
                        attr->dest_id, deck_strerror(rc), deck_last_error());
     return VAPI_OK;
 }
@@ -345,7 +345,7 @@ static VAPI_ret_t qp_modify(const char *fn, struct mv_qp *qp, const VAPI_qp_attr
     uint32_t want = attr->qp_state;
     int unconnected = cur == VAPI_RESET || cur == VAPI_INIT;
     if (!(unconnected || (cur == VAPI_RTR && want == VAPI_RTS)))
-        return mv_fail(VAPI_EINVAL_QP_STATE, fn, "cannot go from %s to %s%s%s", mv_qp_state_name(cur),
+        return vapi_fail(VAPI_EINVAL_QP_STATE, fn, "cannot go from %s to %s%s%s", mv_qp_state_name(cur),
                        mv_qp_state_name(want), cur == VAPI_ERR ? ": " : "",
                        cur == VAPI_ERR ? why : "");
     if (want == VAPI_INIT)
@@ -366,24 +366,36 @@ VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_
 {
     static const char fn[] = "VAPI_modify_qp";
     if (!attr)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "attr is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "attr is NULL");
     if (attr->qp_state != VAPI_INIT && attr->qp_state != VAPI_RTR && attr->qp_state != VAPI_RTS)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "qp_state %u: only INIT, RTR and RTS are "
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "qp_state %u: only INIT, RTR and RTS are "
                        "supported", attr->qp_state);
     if (attr->sl > 15)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "sl %u is not a service level (0..15)", attr->sl);
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "sl %u is not a service level (0..15)", attr->sl);
     struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     if (attr->path_mtu > obj->mtu) {
-        ret = mv_fail(VAPI_EINVAL_PARAM, fn, "path_mtu %u is larger than the HCA's mtu %u",
+        ret = vapi_fail(VAPI_EINVAL_PARAM, fn, "path_mtu %u is larger than the HCA's mtu %u",
                       attr->path_mtu, obj->mtu);
     } else {
         pthread_mutex_lock(&obj->modify_lock);
         ret = qp_modify(fn, obj, attr);
         pthread_mutex_unlock(&obj->modify_lock);
     }
-    mv_reg_put(qp);
+    vh_put(qp);
     return ret;
+}
+
+/* A MicroVAPI queue pair is reached by its DECK id (information 1) and number: no address. */
+VAPI_ret_t EVAPI_query_qp_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint8_t *buf, uint32_t *len)
+{
+    return vapi_fail(VAPI_ENOSYS, "EVAPI_query_qp_address", "MicroVAPI queue pairs have no fabric address");
+}
+
+VAPI_ret_t EVAPI_set_qp_dest_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const uint8_t *addr,
+                                     uint32_t len)
+{
+    return vapi_fail(VAPI_ENOSYS, "EVAPI_set_qp_dest_address", "MicroVAPI queue pairs have no fabric address");
 }

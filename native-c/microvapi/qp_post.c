@@ -26,16 +26,16 @@ static VAPI_ret_t check_request(const char *fn, const VAPI_sr_desc_t *wr, uint32
                                 uint32_t opcode, uint32_t max_len)
 {
     if (wr->opcode != opcode)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %s", i,
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %s", i,
                        wr->opcode, opcode == VAPI_SEND ? "VAPI_SEND (1)" : "VAPI_RECEIVE (2)");
     if (wr->comp_type != VAPI_SIGNALED && wr->comp_type != VAPI_UNSIGNALED)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: comp_type %u is neither signalled "
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "request %u: comp_type %u is neither signalled "
                        "nor unsignalled", i, wr->comp_type);
     if (wr->len > max_len)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: len %u exceeds the path mtu %u", i,
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "request %u: len %u exceeds the path mtu %u", i,
                        wr->len, max_len);
     if (wr->len > 0 && wr->addr == 0)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "request %u: addr is 0", i);
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "request %u: addr is 0", i);
     return VAPI_OK;
 }
 
@@ -49,10 +49,10 @@ static VAPI_ret_t side_post(const char *fn, struct mv_qp *qp, struct mv_side *si
     *inline_n = 0;
     *schedule = 0;
     if (side->stopping)
-        return mv_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
+        return vapi_fail(VAPI_EINVAL_QP_HNDL, fn, "the queue pair is being destroyed");
     uint64_t outstanding = (uint64_t)side->q.count + side->inflight;
     if (side->max_wr && outstanding + n > side->max_wr)
-        return mv_fail(VAPI_EAGAIN, fn, "%llu requests outstanding, %u more exceed max_wr %u",
+        return vapi_fail(VAPI_EAGAIN, fn, "%llu requests outstanding, %u more exceed max_wr %u",
                        (unsigned long long)outstanding, n, side->max_wr);
     /* Every request may end in a completion (errors are reported even when unsignalled). */
     VAPI_ret_t ret = mv_cq_reserve(fn, side->cq, n);
@@ -61,7 +61,7 @@ static VAPI_ret_t side_post(const char *fn, struct mv_qp *qp, struct mv_side *si
     uint32_t k = send && side->q.count == 0 && !side->busy ? inline_prefix(qp, list, n) : 0;
     if (mv_wrq_push(&side->q, list + k, n - k)) {
         mv_cq_unreserve(side->cq, n);
-        return mv_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n - k);
+        return vapi_fail(VAPI_ENOMEM, fn, "no memory to queue %u requests", n - k);
     }
     if (k > 0) {
         side->busy = 1;
@@ -77,9 +77,9 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
                             const VAPI_sr_desc_t *list, int send)
 {
     if (!list)
-        return mv_fail(VAPI_EINVAL_PARAM, fn, "the request list is NULL");
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "the request list is NULL");
     struct mv_qp *obj;
-    VAPI_ret_t ret = mv_reg_get(fn, hca, qp, MV_QP, (void **)&obj);
+    VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
         return ret;
     struct mv_side *side = send ? &obj->sq : &obj->rq;
@@ -91,7 +91,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     while (send && mv_whole_writes(obj->message_bytes) && side->busy && !side->stopping)
         pthread_cond_wait(&side->idle, &side->lock);
     if (send && obj->state != VAPI_RTS)
-        ret = mv_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
+        ret = vapi_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is in state %s%s%s",
                       mv_qp_state_name(obj->state),
                       obj->state == VAPI_ERR ? ": " : ", not connected",
                       obj->state == VAPI_ERR ? obj->err_text : " (VAPI_modify_qp to RTS)");
@@ -117,7 +117,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         mv_engine_activity();
         mv_rq_credit(obj);
     }
-    mv_reg_put(qp);
+    vh_put(qp);
     return ret;
 }
 

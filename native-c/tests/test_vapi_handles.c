@@ -1,6 +1,6 @@
 /*
- * MicroVAPI's handle table (microvapi/registry.c), whose lookups take no lock: a handle is
- * found while live and of its kind and HCA, never after its destroy began, never once its slot
+ * The handle table of both vapi.h libraries (vapi_common/vapi_handles.c), whose lookups take
+ * no lock: a handle is found while live and of its kind and HCA, never after its destroy began, never once its slot
  * holds another object; a destroy waits for every lookup that pinned the handle; and lookups
  * racing with a destroy (reader threads, as a socket's reader polls while another thread
  * closes it) see the object or a clear error, never freed memory (ASan, TSan).
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "util_deck.h"
-#include "../microvapi/mv_internal.h"
+#include "../vapi_common/vapi_common.h"
 
 #define READERS 3
 #define ROUNDS  200
@@ -29,7 +29,7 @@ static void *reader(void *arg)
     while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE)) {}
     for (;;) {
         void *o;
-        if (mv_reg_get("reader", r->hca, r->h, MV_QP, &o) != VAPI_OK) {
+        if (vh_get("reader", r->hca, r->h, VH_QP, &o) != VAPI_OK) {
             __atomic_fetch_add(&r->refused, 1, __ATOMIC_RELAXED);
             return NULL;
         }
@@ -37,7 +37,7 @@ static void *reader(void *arg)
         for (int i = 0; i < HOLD_LOOKS; i++)
             CHECK(o == r->obj && __atomic_load_n((int *)o, __ATOMIC_RELAXED) == 42);
         __atomic_fetch_add(&r->found, 1, __ATOMIC_RELAXED);
-        mv_reg_put(r->h);
+        vh_put(r->h);
         sched_yield();
     }
 }
@@ -49,7 +49,7 @@ static void lookups_race_a_destroy(uint64_t hca)
         r.obj = malloc(sizeof *r.obj);
         CHECK(r.obj);
         *r.obj = 42;
-        r.h = mv_reg_add(MV_QP, hca, r.obj);
+        r.h = vh_add(VH_QP, hca, r.obj);
         CHECK(r.h != 0);
         pthread_t t[READERS];
         for (int i = 0; i < READERS; i++)
@@ -58,10 +58,10 @@ static void lookups_race_a_destroy(uint64_t hca)
         while (__atomic_load_n(&r.found, __ATOMIC_RELAXED) == 0)
             sched_yield();   /* the readers are at it */
         void *o;
-        CHECK(mv_reg_get("destroyer", hca, r.h, MV_QP, &o) == VAPI_OK && o == r.obj);
-        CHECK(mv_reg_retire("destroyer", r.h, MV_QP) == VAPI_OK);
-        CHECK(mv_reg_retire("destroyer", r.h, MV_QP) == VAPI_EINVAL_QP_HNDL);   /* once */
-        mv_reg_remove(r.h);          /* returns once every reader's pin is gone */
+        CHECK(vh_get("destroyer", hca, r.h, VH_QP, &o) == VAPI_OK && o == r.obj);
+        CHECK(vh_retire("destroyer", r.h, VH_QP) == VAPI_OK);
+        CHECK(vh_retire("destroyer", r.h, VH_QP) == VAPI_EINVAL_QP_HNDL);   /* once */
+        vh_remove(r.h);          /* returns once every reader's pin is gone */
         __atomic_store_n(r.obj, 0, __ATOMIC_RELAXED);
         free(r.obj);
         for (int i = 0; i < READERS; i++)
@@ -73,56 +73,56 @@ static void lookups_race_a_destroy(uint64_t hca)
 int main(void)
 {
     int hca_obj = 1, a = 1, b = 2;
-    uint64_t hca = mv_reg_add(MV_HCA, 0, &hca_obj);
-    uint64_t other = mv_reg_add(MV_HCA, 0, &hca_obj);
+    uint64_t hca = vh_add(VH_HCA, 0, &hca_obj);
+    uint64_t other = vh_add(VH_HCA, 0, &hca_obj);
     CHECK(hca != 0 && other != 0 && hca != other);
     void *o;
 
-    uint64_t qp = mv_reg_add(MV_QP, hca, &a);
-    CHECK(mv_reg_get("t", hca, qp, MV_QP, &o) == VAPI_OK && o == &a);
-    mv_reg_put(qp);
-    CHECK(mv_reg_get("t", hca, qp, MV_CQ, &o) == VAPI_EINVAL_CQ_HNDL);      /* another kind */
-    CHECK(mv_reg_get("t", other, qp, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);    /* another HCA */
-    CHECK(mv_reg_get("t", qp, qp, MV_QP, &o) == VAPI_EINVAL_HCA_HNDL);      /* not an HCA */
-    CHECK(mv_reg_get("t", hca, 0, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);
-    CHECK(mv_reg_get("t", hca, (uint64_t)7 << 32 | 1000000, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);
-    CHECK(mv_reg_get("t", hca, UINT64_MAX, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);
+    uint64_t qp = vh_add(VH_QP, hca, &a);
+    CHECK(vh_get("t", hca, qp, VH_QP, &o) == VAPI_OK && o == &a);
+    vh_put(qp);
+    CHECK(vh_get("t", hca, qp, VH_CQ, &o) == VAPI_EINVAL_CQ_HNDL);      /* another kind */
+    CHECK(vh_get("t", other, qp, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);    /* another HCA */
+    CHECK(vh_get("t", qp, qp, VH_QP, &o) == VAPI_EINVAL_HCA_HNDL);      /* not an HCA */
+    CHECK(vh_get("t", hca, 0, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);
+    CHECK(vh_get("t", hca, (uint64_t)7 << 32 | 1000000, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);
+    CHECK(vh_get("t", hca, UINT64_MAX, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);
 
     /* A child keeps its parent from being retired. */
-    CHECK(mv_reg_link("t", hca, MV_HCA) == VAPI_OK);
-    CHECK(mv_reg_get("t", hca, hca, MV_HCA, &o) == VAPI_OK);
-    CHECK(mv_reg_retire("t", hca, MV_HCA) == VAPI_EGEN);
-    mv_reg_put(hca);
-    mv_reg_unlink(hca);
+    CHECK(vh_link("t", hca, VH_HCA) == VAPI_OK);
+    CHECK(vh_get("t", hca, hca, VH_HCA, &o) == VAPI_OK);
+    CHECK(vh_retire("t", hca, VH_HCA) == VAPI_EGEN);
+    vh_put(hca);
+    vh_unlink(hca);
 
     /* Destroyed, its slot reused: the old handle names nothing, the new one the new object. */
-    CHECK(mv_reg_get("t", hca, qp, MV_QP, &o) == VAPI_OK);
-    CHECK(mv_reg_retire("t", qp, MV_QP) == VAPI_OK);
-    CHECK(mv_reg_get("t", hca, qp, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);      /* being destroyed */
-    mv_reg_remove(qp);
-    uint64_t again = mv_reg_add(MV_QP, hca, &b);
+    CHECK(vh_get("t", hca, qp, VH_QP, &o) == VAPI_OK);
+    CHECK(vh_retire("t", qp, VH_QP) == VAPI_OK);
+    CHECK(vh_get("t", hca, qp, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);      /* being destroyed */
+    vh_remove(qp);
+    uint64_t again = vh_add(VH_QP, hca, &b);
     CHECK((uint32_t)again == (uint32_t)qp && again != qp);
-    CHECK(mv_reg_get("t", hca, qp, MV_QP, &o) == VAPI_EINVAL_QP_HNDL);
-    CHECK(mv_reg_get("t", hca, again, MV_QP, &o) == VAPI_OK && o == &b);
-    mv_reg_put(again);
+    CHECK(vh_get("t", hca, qp, VH_QP, &o) == VAPI_EINVAL_QP_HNDL);
+    CHECK(vh_get("t", hca, again, VH_QP, &o) == VAPI_OK && o == &b);
+    vh_put(again);
 
     /* More handles than a segment holds: all found, each its own. */
     enum { MANY = 700 };
     static uint64_t h[MANY];
     static int objs[MANY];
     for (int i = 0; i < MANY; i++)
-        CHECK((h[i] = mv_reg_add(MV_MR, hca, &objs[i])) != 0);
+        CHECK((h[i] = vh_add(VH_MR, hca, &objs[i])) != 0);
     for (int i = 0; i < MANY; i++) {
-        CHECK(mv_reg_get("t", hca, h[i], MV_MR, &o) == VAPI_OK && o == &objs[i]);
-        mv_reg_put(h[i]);
+        CHECK(vh_get("t", hca, h[i], VH_MR, &o) == VAPI_OK && o == &objs[i]);
+        vh_put(h[i]);
     }
     for (int i = 0; i < MANY; i++) {
-        CHECK(mv_reg_get("t", hca, h[i], MV_MR, &o) == VAPI_OK);
-        CHECK(mv_reg_retire("t", h[i], MV_MR) == VAPI_OK);
-        mv_reg_remove(h[i]);
+        CHECK(vh_get("t", hca, h[i], VH_MR, &o) == VAPI_OK);
+        CHECK(vh_retire("t", h[i], VH_MR) == VAPI_OK);
+        vh_remove(h[i]);
     }
 
     lookups_race_a_destroy(hca);
-    printf("test_mv_registry: ok\n");
+    printf("test_vapi_handles: ok\n");
     return 0;
 }

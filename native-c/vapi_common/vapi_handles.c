@@ -21,9 +21,10 @@
  *   state word (64 bits):  | serial (32) | kind (3) | retired (1) | pins (28) |
  *                           63         32 31     29   28            27       0
  */
+#include <pthread.h>
 #include <stdlib.h>
 
-#include "mv_internal.h"
+#include "vapi_common.h"
 
 #define SEGMENT_SLOTS 256u
 #define SEGMENTS      4096u            /* up to 2^20 handles at once */
@@ -47,24 +48,24 @@ static struct entry *_Atomic segments[SEGMENTS];
 static uint32_t        cap;              /* slots in the segments allocated so far (mutex) */
 static uint32_t        next_serial = 1;  /* mutex */
 
-static const char *kind_name(enum mv_kind kind)
+static const char *kind_name(enum vh_kind kind)
 {
     switch (kind) {
-    case MV_HCA: return "HCA";
-    case MV_PD:  return "protection domain";
-    case MV_MR:  return "memory region";
-    case MV_CQ:  return "completion queue";
-    case MV_QP:  return "queue pair";
+    case VH_HCA: return "HCA";
+    case VH_PD:  return "protection domain";
+    case VH_MR:  return "memory region";
+    case VH_CQ:  return "completion queue";
+    case VH_QP:  return "queue pair";
     }
     return "object";
 }
 
-static VAPI_ret_t bad_handle_code(enum mv_kind kind)
+static VAPI_ret_t bad_handle_code(enum vh_kind kind)
 {
     switch (kind) {
-    case MV_HCA: return VAPI_EINVAL_HCA_HNDL;
-    case MV_CQ:  return VAPI_EINVAL_CQ_HNDL;
-    case MV_QP:  return VAPI_EINVAL_QP_HNDL;
+    case VH_HCA: return VAPI_EINVAL_HCA_HNDL;
+    case VH_CQ:  return VAPI_EINVAL_CQ_HNDL;
+    case VH_QP:  return VAPI_EINVAL_QP_HNDL;
     default:     return VAPI_EINVAL_PARAM;
     }
 }
@@ -86,18 +87,18 @@ static struct entry *slot_of(uint64_t h)
 }
 
 /* The state a live, not retired handle h of `kind` has, pins aside. */
-static uint64_t live_state(uint64_t h, enum mv_kind kind)
+static uint64_t live_state(uint64_t h, enum vh_kind kind)
 {
     return (h >> SERIAL_SHIFT) << SERIAL_SHIFT | (uint64_t)kind << KIND_SHIFT;
 }
 
-static int is_live(uint64_t state, uint64_t h, enum mv_kind kind)
+static int is_live(uint64_t state, uint64_t h, enum vh_kind kind)
 {
     return (uint32_t)(h >> SERIAL_SHIFT) != 0 && (state & ~PINS_MASK) == live_state(h, kind);
 }
 
 /* Entry of live (not retired) handle h of that kind, or NULL; a snapshot, the mutex held or not. */
-static struct entry *find(uint64_t h, enum mv_kind kind)
+static struct entry *find(uint64_t h, enum vh_kind kind)
 {
     struct entry *e = slot_of(h);
     return e && is_live(__atomic_load_n(&e->state, __ATOMIC_ACQUIRE), h, kind) ? e : NULL;
@@ -124,7 +125,7 @@ static struct entry *free_slot(uint32_t *slot)
     return segment;
 }
 
-uint64_t mv_reg_add(enum mv_kind kind, uint64_t hca, void *obj)
+uint64_t vh_add(enum vh_kind kind, uint64_t hca, void *obj)
 {
     pthread_mutex_lock(&lock);
     uint32_t slot;
@@ -144,18 +145,18 @@ uint64_t mv_reg_add(enum mv_kind kind, uint64_t hca, void *obj)
     return h;
 }
 
-VAPI_ret_t mv_reg_get(const char *fn, uint64_t hca, uint64_t h, enum mv_kind kind, void **obj)
+VAPI_ret_t vh_get(const char *fn, uint64_t hca, uint64_t h, enum vh_kind kind, void **obj)
 {
-    if (!find(hca, MV_HCA))
-        return mv_fail(VAPI_EINVAL_HCA_HNDL, fn, "HCA handle 0x%llx is not open", (unsigned long long)hca);
+    if (!find(hca, VH_HCA))
+        return vapi_fail(VAPI_EINVAL_HCA_HNDL, fn, "HCA handle 0x%llx is not open", (unsigned long long)hca);
     struct entry *e = slot_of(h);
     uint64_t state = e ? __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) : 0;
     for (;;) {
-        if (!e || !is_live(state, h, kind) || (kind != MV_HCA && __atomic_load_n(&e->hca, __ATOMIC_RELAXED) != hca))
-            return mv_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is not valid on this HCA",
+        if (!e || !is_live(state, h, kind) || (kind != VH_HCA && __atomic_load_n(&e->hca, __ATOMIC_RELAXED) != hca))
+            return vapi_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is not valid on this HCA",
                            kind_name(kind), (unsigned long long)h);
         if ((state & PINS_MASK) == PINS_MASK)
-            return mv_fail(VAPI_EAGAIN, fn, "%s handle 0x%llx is in %llu calls at once", kind_name(kind),
+            return vapi_fail(VAPI_EAGAIN, fn, "%s handle 0x%llx is in %llu calls at once", kind_name(kind),
                            (unsigned long long)h, (unsigned long long)PINS_MASK);
         if (__atomic_compare_exchange_n(&e->state, &state, state + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
             break;
@@ -164,12 +165,12 @@ VAPI_ret_t mv_reg_get(const char *fn, uint64_t hca, uint64_t h, enum mv_kind kin
     return VAPI_OK;
 }
 
-void mv_reg_put(uint64_t h)
+void vh_put(uint64_t h)
 {
     struct entry *e = slot_of(h);
     uint64_t before = __atomic_fetch_sub(&e->state, 1, __ATOMIC_RELEASE);
     if (before & RETIRED_BIT) {
-        /* Its destroyer may wait for this pin (mv_reg_remove): tell it under the mutex, which
+        /* Its destroyer may wait for this pin (vh_remove): tell it under the mutex, which
          * it holds between looking at the pins and sleeping, so the wake-up is not lost. */
         pthread_mutex_lock(&lock);
         pthread_cond_broadcast(&unpinned);
@@ -177,7 +178,7 @@ void mv_reg_put(uint64_t h)
     }
 }
 
-VAPI_ret_t mv_reg_link(const char *fn, uint64_t parent, enum mv_kind kind)
+VAPI_ret_t vh_link(const char *fn, uint64_t parent, enum vh_kind kind)
 {
     VAPI_ret_t ret = VAPI_OK;
     pthread_mutex_lock(&lock);
@@ -185,29 +186,29 @@ VAPI_ret_t mv_reg_link(const char *fn, uint64_t parent, enum mv_kind kind)
     if (e)
         e->children++;
     else
-        ret = mv_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is being destroyed",
+        ret = vapi_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is being destroyed",
                       kind_name(kind), (unsigned long long)parent);
     pthread_mutex_unlock(&lock);
     return ret;
 }
 
-void mv_reg_unlink(uint64_t parent)
+void vh_unlink(uint64_t parent)
 {
     pthread_mutex_lock(&lock);
     slot_of(parent)->children--;
     pthread_mutex_unlock(&lock);
 }
 
-VAPI_ret_t mv_reg_retire(const char *fn, uint64_t h, enum mv_kind kind)
+VAPI_ret_t vh_retire(const char *fn, uint64_t h, enum vh_kind kind)
 {
     VAPI_ret_t ret = VAPI_OK;
     pthread_mutex_lock(&lock);
     struct entry *e = slot_of(h);
     if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) & RETIRED_BIT)
-        ret = mv_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is already being destroyed",
+        ret = vapi_fail(bad_handle_code(kind), fn, "%s handle 0x%llx is already being destroyed",
                       kind_name(kind), (unsigned long long)h);
     else if (e->children > 0)
-        ret = mv_fail(VAPI_EGEN, fn, "%s handle 0x%llx is still used by %u other object(s); "
+        ret = vapi_fail(VAPI_EGEN, fn, "%s handle 0x%llx is still used by %u other object(s); "
                       "destroy those first", kind_name(kind), (unsigned long long)h,
                       e->children);
     else
@@ -216,7 +217,7 @@ VAPI_ret_t mv_reg_retire(const char *fn, uint64_t h, enum mv_kind kind)
     return ret;
 }
 
-void mv_reg_remove(uint64_t h)
+void vh_remove(uint64_t h)
 {
     pthread_mutex_lock(&lock);
     struct entry *e = slot_of(h);
@@ -227,4 +228,17 @@ void mv_reg_remove(uint64_t h)
     __atomic_store_n(&e->obj, NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&e->hca, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
+}
+
+VAPI_ret_t vh_take(const char *fn, uint64_t hca, uint64_t h, enum vh_kind kind, void **obj)
+{
+    VAPI_ret_t ret = vh_get(fn, hca, h, kind, obj);
+    if (ret != VAPI_OK)
+        return ret;
+    if ((ret = vh_retire(fn, h, kind)) != VAPI_OK) {
+        vh_put(h);
+        return ret;
+    }
+    vh_remove(h);
+    return VAPI_OK;
 }

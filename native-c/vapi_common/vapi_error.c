@@ -2,13 +2,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "mv_internal.h"
+#include "vapi_common.h"
 
 /* Thread-local, because the Java writer and reader threads fail independently and each must
  * read its own cause right after the call that failed. */
 static _Thread_local char last_error[512];
 
-VAPI_ret_t mv_fail(VAPI_ret_t ret, const char *fn, const char *fmt, ...)
+VAPI_ret_t vapi_fail(VAPI_ret_t ret, const char *fn, const char *fmt, ...)
 {
     int n = snprintf(last_error, sizeof last_error, "%s: ", fn);
     if (n < 0 || (size_t)n >= sizeof last_error)

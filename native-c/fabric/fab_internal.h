@@ -1,0 +1,199 @@
+/*
+ * libaldeiafabric: vapi.h over libfabric (OpenFabrics Interfaces), after shared/spec/fabric.md.
+ *
+ *   fab_config.c    the "fabric:key=value,..." init string
+ *   fab_hca.c       HCA = fabric + domain of the chosen provider; port query; protection domains
+ *   fab_mr.c        memory regions (fi_mr_reg) and the lkey table posts are checked against
+ *   fab_cq.c        VAPI completion queues: rings in this library, filled by fab_progress.c
+ *   fab_qp.c        queue pairs: one RDM endpoint each, its address, connect, destroy
+ *   fab_post.c      VAPI_post_sr/rr and their lists
+ *   fab_progress.c  reading an endpoint's libfabric CQ: completions in posting order, credits
+ *   fab_wait.c      sleeping until a queue pair's libfabric CQ has something (never a spin)
+ *
+ * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
+ * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
+ * would rule those out. An endpoint per queue pair, rather than one per process with a tag
+ * per queue pair, gives each socket a libfabric CQ of its own: a socket's reader sleeps on its
+ * own CQ's wait object, and a message for one socket wakes no thread of another. Its address
+ * (fi_getname) is exchanged by the bootstrap (EVAPI_query_qp_address), and its address vector
+ * holds the one peer, so a receive names its source (FI_DIRECTED_RECV).
+ *
+ * What travels between two queue pairs, all tagged messages in one direction ordered by
+ * FI_ORDER_SAS (so a socket's blocks arrive in posting order, as on an InfiniBand RC QP):
+ *
+ *   data    tag = peer's secret                one VAPI send request = one message, 0..mtu
+ *                                              bytes (0 bytes: the channel's end of stream)
+ *   credit  tag = peer's secret | 1            4 bytes, little-endian: receives posted by the
+ *                                              sender of the credit since connect (mod 2^32)
+ *
+ * The secret is 64 random bits (low bit clear) each queue pair draws at creation and gives
+ * out only in its address, which only the bootstrap (authenticated by the pair key) carries:
+ * a process that is not the bootstrapped peer reaches no posted receive, neither by address
+ * (directed receives) nor by tag.
+ *
+ * Flow control, as InfiniBand's receiver-not-ready retry keeps a sender from overrunning
+ * posted receives: a data message goes out only within the peer's credit (receives it has
+ * posted); the rest waits in this library's send queue, bounded by max_send_wr, and the
+ * writer's ring fills and its write blocks, as on TCP. So what a provider holds for a
+ * receiver that posts nothing (unexpected messages) is bounded by that receiver's own window.
+ *
+ * Completions. Every send is posted with a completion, and VAPI completions are produced in
+ * posting order from the oldest request whose libfabric completion has come, signalled
+ * requests only: the channel reuses a send slot once a later signalled request completed,
+ * which on libfabric's shm (whose large messages the receiver copies from the sender's
+ * memory, completing after later small ones) would otherwise hand out memory still being
+ * read. Receives likewise complete in posting order.
+ */
+#ifndef FAB_INTERNAL_H
+#define FAB_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "vapi.h"
+#include "vapi_common.h"
+
+/* libfabric's error text for a negative return, "fi_xxx: text (code)" into the caller's fail. */
+#define FAB_FAIL(ret, fn, call, rc) \
+    vapi_fail((ret), (fn), "%s: %s (%d)", (call), fi_strerror((int)-(rc)), (int)(rc))
+
+/* ---- configuration (fab_config.c) -------------------------------------------------------- */
+#define FAB_MTU_DEFAULT 1024u
+#define FAB_MTU_MAX     (1u << 20)
+#define FAB_NAME_MAX    64
+
+struct fab_config {
+    char     provider[FAB_NAME_MAX];  /* "" = the first hardware provider fi_getinfo offers */
+    char     domain[FAB_NAME_MAX];    /* "" = the port-th domain of that provider */
+    uint32_t port;                    /* 1-based: which of the provider's domains */
+    uint32_t mtu;                     /* largest message a send may carry */
+    uint32_t tc;                      /* 0: the provider's traffic class; 1..15 see fab_hca.c */
+};
+
+/* Parses "fabric[:key=value,...]"; VAPI_EINVAL_PARAM with the key named when it is wrong. */
+VAPI_ret_t fab_config_parse(const char *fn, const char *hca_id, struct fab_config *out);
+
+/* ---- HCA (fab_hca.c) --------------------------------------------------------------------- */
+struct fab_hca {
+    struct fi_info      *info;     /* the chosen provider and domain, our requirements in it */
+    struct fid_fabric   *fabric;
+    struct fid_domain   *domain;
+    struct fab_config    config;
+    uint16_t             lid;      /* information 1: random, names this process in logs only */
+    int                  mr_local; /* the provider needs descriptors of registered memory */
+    _Atomic uint32_t     next_qp_num;
+    struct fab_mr_table *mrs;
+};
+
+/* ---- memory regions (fab_mr.c) ----------------------------------------------------------- */
+struct fab_mr_table *fab_mr_table_new(void);
+void fab_mr_table_free(struct fab_mr_table *t);
+/* The descriptor for [addr, addr + len) in region lkey; VAPI_EINVAL_PARAM if the range is not
+ * inside that region (no provider reads or writes memory the application did not register). */
+VAPI_ret_t fab_mr_desc(const char *fn, struct fab_hca *hca, uint32_t lkey, uint64_t addr, uint32_t len,
+                       void **desc);
+
+/* ---- completion queues (fab_cq.c) -------------------------------------------------------- */
+struct fab_cq;
+struct fab_qp;
+
+/* Room for one more completion? Producers (fab_progress.c, holding the QP's lock) check first,
+ * so a full CQ holds completions back in the queue pair instead of dropping them. */
+int fab_cq_has_room(struct fab_cq *cq);
+void fab_cq_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc);
+/* Wakes the CQ's sleeping pollers, so that they look again at what reports to it. */
+void fab_cq_wake(struct fab_cq *cq);
+/* The queue pairs that report to this CQ progress when it is polled (fab_qp.c). */
+VAPI_ret_t fab_cq_attach(const char *fn, struct fab_cq *cq, struct fab_qp *qp);
+void fab_cq_detach(struct fab_cq *cq, struct fab_qp *qp);
+
+/* ---- queue pairs (fab_qp.c, fab_post.c, fab_progress.c, fab_wait.c) ---------------------- */
+#define FAB_CREDIT_BUFS 2       /* credit receives kept posted */
+
+enum fab_slot_state { FAB_FREE = 0, FAB_QUEUED, FAB_POSTED, FAB_DONE };
+
+/* One posted request, in posting order; its address is the libfabric operation context. */
+struct fab_slot {
+    struct fi_context2 ctx;     /* first: providers with FI_CONTEXT(2) mode write here */
+    struct fab_qp     *qp;
+    VAPI_wr_id_t       id;
+    uint64_t           addr;
+    void              *desc;
+    uint32_t           len;     /* requested; for a receive, updated to what arrived */
+    uint8_t            signaled;
+    uint8_t            state;   /* enum fab_slot_state */
+    uint8_t            status;  /* enum VAPI_wc_status once FAB_DONE */
+    uint8_t            is_recv;
+};
+
+/* A credit message's buffer, received or sent; its address is the operation context. */
+struct fab_credit {
+    struct fi_context2 ctx;
+    uint8_t            value[4];   /* little-endian */
+    uint8_t            busy;       /* handed to libfabric */
+};
+
+/* A FIFO of requests: slots [head, tail) in use, [head, next) handed to libfabric. */
+struct fab_queue {
+    struct fab_slot *slots;
+    uint32_t cap, head, next, tail;
+};
+
+struct fab_qp {
+    struct fab_hca   *hca;
+    uint64_t          handle, hca_h, scq_h, rcq_h;
+    struct fab_cq    *scq, *rcq;
+    struct fid_ep    *ep;
+    struct fid_av    *av;
+    struct fid_cq    *cq;        /* the endpoint's one libfabric CQ, sends and receives */
+    int               wait_fd;   /* its wait object (FI_WAIT_FD), -1 if the provider has none */
+    uint32_t          qp_num;
+    uint64_t          secret;    /* my tags: data = secret, credit = secret | 1 */
+    uint8_t           addr[EVAPI_QP_ADDRESS_MAX];
+    uint32_t          addr_len;  /* 8 secret bytes, then the endpoint's name */
+    uint64_t          peer_secret;
+    fi_addr_t         peer;
+    uint8_t           peer_addr[EVAPI_QP_ADDRESS_MAX];
+    uint32_t          peer_addr_len;
+    uint32_t          rx_depth;  /* receives libfabric takes at once (rx_attr->size) */
+    uint32_t          tx_depth;
+
+    pthread_mutex_t   lock;      /* everything below; taken before a CQ's lock */
+    int               state;     /* enum VAPI_qp_state */
+    char              err_text[256];
+    struct fab_queue  sq, rq;
+    uint32_t          tx_inflight;  /* sends and credits libfabric holds (<= tx_depth) */
+    uint32_t          peer_credit;  /* receives the peer posted, as it last said (mod 2^32) */
+    uint32_t          data_sent;    /* data messages handed to libfabric (mod 2^32) */
+    uint32_t          recv_posted;  /* receives the application posted since create */
+    uint32_t          credit_told;  /* recv_posted as last sent to the peer */
+    int               credit_due;   /* recv_posted changed since the last credit message */
+    struct fab_credit credit_rx[FAB_CREDIT_BUFS];
+    struct fab_credit credit_tx;
+    struct fid_mr    *credit_mr;    /* credit_rx and credit_tx, when the provider wants FI_MR_LOCAL */
+};
+
+/* With qp->lock held. */
+VAPI_ret_t fab_queue_init(struct fab_queue *q, uint32_t cap);
+void fab_queue_free(struct fab_queue *q);
+/* Reads qp's libfabric CQ and acts on every completion; hands queued sends, receives and
+ * credits to libfabric as room allows; moves finished requests to the VAPI CQs. */
+void fab_progress_locked(struct fab_qp *qp);
+/* Hands what is queued to libfabric, as far as credit and the provider's queues allow. */
+void fab_pump_locked(struct fab_qp *qp);
+/* After the endpoint is closed: every request not finished completes with VAPI_WR_FLUSH_ERR
+ * as far as the CQs have room (the queue pair is going away). */
+void fab_flush_locked(struct fab_qp *qp);
+/* Moves the queue pair to VAPI_ERR with why (first cause kept); every request not yet
+ * finished completes with `status`. */
+void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Sleeps until one of qps' libfabric CQs or wake_fd is readable, or timeout_ns passes; with
+ * no wait object, sleeps a short slice. Called without locks. */
+void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns);
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * Progress of one queue pair, always under its lock: read its libfabric CQ, mark the requests
+ * it names finished, take the peer's credits, hand libfabric what now may go, and move
+ * finished requests to the VAPI CQs in posting order (fab_internal.h says why in order).
+ * Which thread does it does not matter: the reader polling its CQ, the writer waiting for a
+ * send completion, a post.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+
+#include "fab_internal.h"
+
+#define READ_BATCH 16
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void *credit_desc(struct fab_qp *qp)
+{
+    return qp->credit_mr ? fi_mr_desc(qp->credit_mr) : NULL;
+}
+
+/* rc of a libfabric post: 0 posted, 1 try again later, -1 the queue pair failed. */
+static int posted(struct fab_qp *qp, const char *call, ssize_t rc)
+{
+    if (rc == 0)
+        return 0;
+    if (rc == -FI_EAGAIN)
+        return 1;
+    fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "%s: %s (%zd)", call, fi_strerror((int)-rc), rc);
+    return -1;
+}
+
+void fab_pump_locked(struct fab_qp *qp)
+{
+    if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
+        return;
+    for (int i = 0; i < FAB_CREDIT_BUFS; i++) {
+        struct fab_credit *c = &qp->credit_rx[i];
+        if (!c->busy) {
+            int r = posted(qp, "fi_trecv(credit)", fi_trecv(qp->ep, c->value, sizeof c->value, credit_desc(qp),
+                                                            qp->peer, qp->secret | 1, 0, &c->ctx));
+            if (r < 0)
+                return;
+            c->busy = r == 0;
+        }
+    }
+    struct fab_queue *rq = &qp->rq;
+    while (rq->next != rq->tail && rq->next - rq->head < qp->rx_depth - FAB_CREDIT_BUFS) {
+        struct fab_slot *s = &rq->slots[rq->next % rq->cap];
+        int r = posted(qp, "fi_trecv", fi_trecv(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer,
+                                                qp->secret, 0, &s->ctx));
+        if (r)
+            break;
+        s->state = FAB_POSTED;
+        rq->next++;
+    }
+    if (qp->state == VAPI_ERR)
+        return;
+    if (qp->credit_due && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
+        uint32_t v = qp->recv_posted;
+        for (int i = 0; i < 4; i++)
+            qp->credit_tx.value[i] = (uint8_t)(v >> (8 * i));
+        int r = posted(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, sizeof qp->credit_tx.value,
+                                                        credit_desc(qp), qp->peer, qp->peer_secret | 1,
+                                                        &qp->credit_tx.ctx));
+        if (r < 0)
+            return;
+        if (r == 0) {
+            qp->credit_tx.busy = 1;
+            qp->credit_due = 0;
+            qp->tx_inflight++;
+        }
+    }
+    struct fab_queue *sq = &qp->sq;
+    while (qp->state == VAPI_RTS && sq->next != sq->tail && (int32_t)(qp->peer_credit - qp->data_sent) > 0
+           && qp->tx_inflight < qp->tx_depth) {
+        struct fab_slot *s = &sq->slots[sq->next % sq->cap];
+        int r = posted(qp, "fi_tsend", fi_tsend(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer,
+                                                qp->peer_secret, &s->ctx));
+        if (r)
+            break;
+        s->state = FAB_POSTED;
+        sq->next++;
+        qp->data_sent++;
+        qp->tx_inflight++;
+    }
+}
+
+/* A completion (err == 0) or an error completion for context ctx. */
+static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char *why)
+{
+    if (ctx == &qp->credit_tx.ctx) {
+        qp->credit_tx.busy = 0;
+        qp->tx_inflight--;
+        if (err && err != FI_ECANCELED)
+            fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "a credit message to the peer failed: %s", why);
+        return;
+    }
+    for (int i = 0; i < FAB_CREDIT_BUFS; i++) {
+        struct fab_credit *c = &qp->credit_rx[i];
+        if (ctx != &c->ctx)
+            continue;
+        c->busy = 0;
+        if (!err && len == sizeof c->value) {
+            uint32_t v = le32(c->value);
+            if ((int32_t)(v - qp->peer_credit) > 0)
+                qp->peer_credit = v;
+        } else if (!err) {
+            fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "a credit message of %zu bytes from the peer", len);
+        } else if (err != FI_ECANCELED) {
+            fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "receiving the peer's credit failed: %s", why);
+        }
+        return;
+    }
+    struct fab_slot *s = ctx;
+    if (!s->is_recv)
+        qp->tx_inflight--;
+    s->state = FAB_DONE;
+    if (!err) {
+        s->status = VAPI_SUCCESS;
+        if (s->is_recv)
+            s->len = (uint32_t)len;
+        return;
+    }
+    if (err == FI_ECANCELED) {
+        s->status = VAPI_WR_FLUSH_ERR;
+    } else if (err == FI_ETRUNC && s->is_recv) {
+        s->status = VAPI_LOC_LEN_ERR;
+        fab_qp_fail_locked(qp, VAPI_WR_FLUSH_ERR, "a message from the peer is larger than the %u-byte receive "
+                           "buffer", s->len);
+    } else {
+        s->status = s->is_recv ? VAPI_GENERAL_ERR : VAPI_REM_ABORT_ERR;
+        fab_qp_fail_locked(qp, VAPI_WR_FLUSH_ERR, "%s to the peer failed: %s", s->is_recv ? "a receive" : "a send",
+                           why);
+    }
+}
+
+/* Finished requests at the head of q, in order, to cq: signalled ones and every failure. */
+static void retire(struct fab_queue *q, struct fab_cq *cq, int drop_when_full)
+{
+    while (q->head != q->tail) {
+        struct fab_slot *s = &q->slots[q->head % q->cap];
+        if (s->state != FAB_DONE)
+            break;
+        if (s->signaled || s->status != VAPI_SUCCESS) {
+            VAPI_wc_desc_t wc = { .id = s->id, .status = s->status, .opcode = s->is_recv ? VAPI_RECEIVE : VAPI_SEND,
+                                  .byte_len = s->status == VAPI_SUCCESS || s->is_recv ? s->len : 0 };
+            if (fab_cq_has_room(cq))
+                fab_cq_push(cq, &wc);
+            else if (!drop_when_full)
+                break;
+        }
+        s->state = FAB_FREE;
+        q->head++;
+    }
+}
+
+void fab_progress_locked(struct fab_qp *qp)
+{
+    if (!qp->cq)
+        return;
+    struct fi_cq_tagged_entry entries[READ_BATCH];
+    for (;;) {
+        ssize_t n = fi_cq_read(qp->cq, entries, READ_BATCH);
+        if (n > 0) {
+            for (ssize_t i = 0; i < n; i++)
+                finish(qp, entries[i].op_context, entries[i].len, 0, NULL);
+            continue;
+        }
+        if (n == -FI_EAVAIL) {
+            struct fi_cq_err_entry e;
+            memset(&e, 0, sizeof e);
+            if (fi_cq_readerr(qp->cq, &e, 0) == 1) {
+                /* positive by the specification; some providers (shm 1.17) give it negated */
+                int err = e.err < 0 ? -e.err : e.err;
+                char text[160];
+                const char *detail = fi_cq_strerror(qp->cq, e.prov_errno, e.err_data, NULL, 0);
+                snprintf(text, sizeof text, "%s (%d; provider: %s)", fi_strerror(err), err,
+                         detail ? detail : "no detail");
+                finish(qp, e.op_context, e.len, err ? err : FI_EOTHER, text);
+            }
+            continue;
+        }
+        if (n != -FI_EAGAIN)
+            fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "fi_cq_read: %s (%zd)", fi_strerror((int)-n), n);
+        break;
+    }
+    fab_pump_locked(qp);
+    retire(&qp->sq, qp->scq, 0);
+    retire(&qp->rq, qp->rcq, 0);
+}
+
+void fab_flush_locked(struct fab_qp *qp)
+{
+    struct fab_queue *queues[2] = { &qp->sq, &qp->rq };
+    for (int k = 0; k < 2; k++)
+        for (uint32_t i = queues[k]->head; i != queues[k]->tail; i++) {
+            struct fab_slot *s = &queues[k]->slots[i % queues[k]->cap];
+            if (s->state != FAB_DONE) {
+                s->state = FAB_DONE;
+                s->status = VAPI_WR_FLUSH_ERR;
+            }
+        }
+    retire(&qp->sq, qp->scq, 1);
+    retire(&qp->rq, qp->rcq, 1);
+}
