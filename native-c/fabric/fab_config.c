@@ -8,6 +8,9 @@
  *   port=1..255     without domain: the port-th domain of the provider (aldeia.conf's
  *                   infiniband_port), default 1
  *   mtu=1..1048576  the largest block a send carries (default 1024)
+ *   peer_timeout=100..600000
+ *                   milliseconds a peer may send nothing (not even its keepalive) before its
+ *                   queue pairs fail (aldeia.conf's peer_timeout), default 10000
  *   tc=0..15        traffic class (aldeia.conf's infiniband_qos, InfiniBand's service level):
  *                   0 the provider's default, 1..15 in steps of FI_TC_* classes (see fab_hca.c)
  * Names are at most FAB_NAME_MAX - 1 characters; ',' and '=' cannot appear in them.
@@ -53,6 +56,7 @@ static const struct {
     { "port", 1, 255,         offsetof(struct fab_config, port) },
     { "mtu",  1, FAB_MTU_MAX, offsetof(struct fab_config, mtu) },
     { "tc",   0, 15,          offsetof(struct fab_config, tc) },
+    { "peer_timeout", 100, 600000, offsetof(struct fab_config, peer_timeout_ms) },
 };
 
 static VAPI_ret_t set_key(const char *fn, const char *key, const char *value, struct fab_config *c)
@@ -71,7 +75,8 @@ static VAPI_ret_t set_key(const char *fn, const char *key, const char *value, st
         *(uint32_t *)(void *)((char *)c + numbers[i].offset) = (uint32_t)v;
         return VAPI_OK;
     }
-    return vapi_fail(VAPI_EINVAL_PARAM, fn, "init string: unknown key '%s' (known: provider, domain, port, mtu, tc)",
+    return vapi_fail(VAPI_EINVAL_PARAM, fn, "init string: unknown key '%s' (known: provider, domain, port, mtu, tc, "
+                     "peer_timeout)",
                      key);
 }
 
@@ -81,6 +86,7 @@ VAPI_ret_t fab_config_parse(const char *fn, const char *hca_id, struct fab_confi
     out->port = 1;
     out->mtu = FAB_MTU_DEFAULT;
     out->tc = 0;
+    out->peer_timeout_ms = 10000;
     if (!hca_id)
         return vapi_fail(VAPI_EINVAL_PARAM, fn, "hca_id is NULL");
     size_t plen = strlen(PREFIX);

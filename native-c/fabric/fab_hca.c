@@ -144,6 +144,7 @@ static VAPI_ret_t open_domain(const char *fn, struct fab_hca *h)
 
 static void hca_free(struct fab_hca *h)
 {
+    fab_keeper_stop(h);
     if (h->domain)
         fi_close(&h->domain->fid);
     if (h->fabric)
@@ -176,6 +177,8 @@ VAPI_ret_t EVAPI_get_hca_hndl(const char *hca_id, VAPI_hca_hndl_t *hca)
         h->next_qp_num = 1;
         if ((*hca = vh_add(VH_HCA, 0, h)) == 0)
             ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the handle table");
+        else if ((ret = fab_keeper_start(fn, h, *hca)) != VAPI_OK)
+            vh_take(fn, *hca, *hca, VH_HCA, (void **)&h);
     }
     if (ret != VAPI_OK)
         hca_free(h);

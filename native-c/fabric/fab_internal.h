@@ -9,6 +9,8 @@
  *   fab_post.c      VAPI_post_sr/rr and their lists
  *   fab_progress.c  reading an endpoint's libfabric CQ: completions in posting order, credits
  *   fab_wait.c      sleeping until a queue pair's libfabric CQ has something (never a spin)
+ *   fab_keeper.c    the HCA's keeper thread: keepalives and peer liveness, progress of idle
+ *                   queue pairs
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
  * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
@@ -36,6 +38,14 @@
  * posted); the rest waits in this library's send queue, bounded by max_send_wr, and the
  * writer's ring fills and its write blocks, as on TCP. So what a provider holds for a
  * receiver that posts nothing (unexpected messages) is bounded by that receiver's own window.
+ *
+ * Liveness. A queue pair that has sent its peer nothing for a keepalive period sends a credit
+ * message (its count unchanged), and one that has heard nothing from its peer for peer_timeout
+ * fails with VAPI_REM_ABORT_ERR: a peer that died or hangs shows as an error within seconds,
+ * as DECK's peers do, also on providers that report nothing when a peer goes (shm). A peer
+ * that is alive but whose application reads nothing still answers: its keeper thread
+ * progresses its queue pairs. Over tcp a dead peer's connection resets, and the keepalive to
+ * it fails at once.
  *
  * Completions. Every send is posted with a completion, and VAPI completions are produced in
  * posting order from the oldest request whose libfabric completion has come, signalled
@@ -70,6 +80,7 @@ struct fab_config {
     char     provider[FAB_NAME_MAX];  /* "" = the first hardware provider fi_getinfo offers */
     char     domain[FAB_NAME_MAX];    /* "" = the port-th domain of that provider */
     uint32_t port;                    /* 1-based: which of the provider's domains */
+    uint32_t peer_timeout_ms;         /* a peer heard from for this long is given up */
     uint32_t mtu;                     /* largest message a send may carry */
     uint32_t tc;                      /* 0: the provider's traffic class; 1..15 see fab_hca.c */
 };
@@ -87,7 +98,15 @@ struct fab_hca {
     int                  mr_local; /* the provider needs descriptors of registered memory */
     _Atomic uint32_t     next_qp_num;
     struct fab_mr_table *mrs;
+    struct fab_keeper   *keeper;
 };
+
+/* ---- the keeper (fab_keeper.c) ----------------------------------------------------------- */
+VAPI_ret_t fab_keeper_start(const char *fn, struct fab_hca *hca, uint64_t hca_h);
+void fab_keeper_stop(struct fab_hca *hca);
+/* The queue pairs the keeper looks after: every one of the HCA's from creation to destroy. */
+VAPI_ret_t fab_keeper_add(const char *fn, struct fab_hca *hca, uint64_t qp_h);
+void fab_keeper_remove(struct fab_hca *hca, uint64_t qp_h);
 
 /* ---- memory regions (fab_mr.c) ----------------------------------------------------------- */
 struct fab_mr_table *fab_mr_table_new(void);
@@ -172,6 +191,8 @@ struct fab_qp {
     uint32_t          recv_posted;  /* receives the application posted since create */
     uint32_t          credit_told;  /* recv_posted as last sent to the peer */
     int               credit_due;   /* recv_posted changed since the last credit message */
+    uint64_t          heard_ns;     /* when the peer's last message or credit came */
+    uint64_t          told_ns;      /* when the last credit message went to the peer */
     struct fab_credit credit_rx[FAB_CREDIT_BUFS];
     struct fab_credit credit_tx;
     struct fid_mr    *credit_mr;    /* credit_rx and credit_tx, when the provider wants FI_MR_LOCAL */
@@ -185,6 +206,9 @@ void fab_queue_free(struct fab_queue *q);
 void fab_progress_locked(struct fab_qp *qp);
 /* Hands what is queued to libfabric, as far as credit and the provider's queues allow. */
 void fab_pump_locked(struct fab_qp *qp);
+/* The keeper's round: a keepalive when one is due, and the queue pair failed when its peer
+ * has been silent for peer_timeout. */
+void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
 /* After the endpoint is closed: every request not finished completes with VAPI_WR_FLUSH_ERR
  * as far as the CQs have room (the queue pair is going away). */
 void fab_flush_locked(struct fab_qp *qp);

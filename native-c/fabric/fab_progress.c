@@ -75,6 +75,7 @@ void fab_pump_locked(struct fab_qp *qp)
             qp->credit_tx.busy = 1;
             qp->credit_due = 0;
             qp->tx_inflight++;
+            qp->told_ns = vapi_now_ns();
         }
     }
     struct fab_queue *sq = &qp->sq;
@@ -107,6 +108,8 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char
         if (ctx != &c->ctx)
             continue;
         c->busy = 0;
+        if (!err)
+            qp->heard_ns = vapi_now_ns();
         if (!err && len == sizeof c->value) {
             uint32_t v = le32(c->value);
             if ((int32_t)(v - qp->peer_credit) > 0)
@@ -124,8 +127,10 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char
     s->state = FAB_DONE;
     if (!err) {
         s->status = VAPI_SUCCESS;
-        if (s->is_recv)
+        if (s->is_recv) {
             s->len = (uint32_t)len;
+            qp->heard_ns = vapi_now_ns();
+        }
         return;
     }
     if (err == FI_ECANCELED) {
@@ -209,4 +214,19 @@ void fab_flush_locked(struct fab_qp *qp)
         }
     retire(&qp->sq, qp->scq, 1);
     retire(&qp->rq, qp->rcq, 1);
+}
+
+void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns)
+{
+    if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
+        return;
+    uint64_t timeout = (uint64_t)qp->hca->config.peer_timeout_ms * 1000000u;
+    uint64_t keepalive = timeout / 4 < 1000000000u ? timeout / 4 : 1000000000u;
+    if ((int64_t)(now_ns - qp->heard_ns) > (int64_t)timeout) {
+        fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer sent nothing, not even a keepalive, for %u ms: it "
+                           "died, hangs or cannot be reached", qp->hca->config.peer_timeout_ms);
+    } else if ((int64_t)(now_ns - qp->told_ns) >= (int64_t)keepalive) {
+        qp->credit_due = 1;
+        fab_pump_locked(qp);
+    }
 }

@@ -213,6 +213,10 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr, 
     if (ret == VAPI_OK && (ret = fab_cq_attach(fn, scq, obj)) == VAPI_OK && rcq != scq
         && (ret = fab_cq_attach(fn, rcq, obj)) != VAPI_OK)
         fab_cq_detach(scq, obj);
+    if (ret == VAPI_OK && (ret = fab_keeper_add(fn, h, obj->handle)) != VAPI_OK) {
+        fab_cq_detach(scq, obj);
+        fab_cq_detach(rcq, obj);
+    }
     if (ret == VAPI_OK) {
         *qp = obj->handle;
         *prop = (VAPI_qp_prop_t){ .qp_num = obj->qp_num, .max_send_wr = attr->max_send_wr,
@@ -293,6 +297,7 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     qp->peer_secret = get_le(qp->peer_addr, 8) & ~1ull;
     qp->state = attr->qp_state;
     qp->credit_due = 1;   /* tell the peer the receives posted before now */
+    qp->heard_ns = qp->told_ns = vapi_now_ns();
     fab_pump_locked(qp);
     return VAPI_OK;
 }
@@ -335,6 +340,7 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
         return ret;
     }
     /* Pollers sleeping with this QP pinned wake, find it retired and let it go. */
+    fab_keeper_remove(obj->hca, qp);
     fab_cq_detach(obj->scq, obj);
     if (obj->rcq != obj->scq)
         fab_cq_detach(obj->rcq, obj);

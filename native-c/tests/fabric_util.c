@@ -185,7 +185,9 @@ void stream_receive(struct end *e, uint32_t total, int slow)
     }
 }
 
-void run_pair(void (*side)(int sender))
+pid_t fabric_child;
+
+int run_pair_status(void (*side)(int sender))
 {
     int sv[2];
     signal(SIGPIPE, SIG_IGN);
@@ -201,9 +203,16 @@ void run_pair(void (*side)(int sender))
     }
     link_fd = sv[0];
     close(sv[1]);
+    fabric_child = pid;
     side(1);
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     close(link_fd);
+    return status;
+}
+
+void run_pair(void (*side)(int sender))
+{
+    int status = run_pair_status(side);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -80,5 +80,9 @@ void stream_receive(struct end *e, uint32_t total, int slow);
 /* Runs side(1) in this process and side(0) in a child, joined by a socketpair; fails unless
  * the child exits 0. */
 void run_pair(void (*side)(int sender));
+/* As run_pair, but returns the child's wait status, whatever it is. */
+int run_pair_status(void (*side)(int sender));
+/* In the parent's side of a run: the child's process id. */
+extern pid_t fabric_child;
 
 #endif

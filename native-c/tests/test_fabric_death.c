@@ -1,0 +1,94 @@
+/*
+ * libaldeiafabric and a peer that goes away or stops, over shm and tcp, with peer_timeout =
+ * 1000 ms:
+ *  - two idle queue pairs stay connected for three peer timeouts (their keepers exchange
+ *    keepalives while no application thread calls in), then still carry a block;
+ *  - a peer killed with SIGKILL: the survivor's blocked receive ends with an error
+ *    completion, and its queue pair says why, within a few seconds;
+ *  - a peer stopped with SIGSTOP: the same after about peer_timeout (a stopped process cannot
+ *    be told from a hung one), as DECK's peers.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric_util.h"
+
+static const char *const providers[2] = { "fabric:provider=shm,mtu=4096,peer_timeout=1000",
+                                          "fabric:provider=tcp,domain=lo,mtu=4096,peer_timeout=1000" };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void idle_then_send(int sender)
+{
+    struct end e;
+    open_end(&e);
+    for (uint32_t i = 0; i < RECVS; i++)
+        post_recv(&e, i);
+    connect_end(&e);
+    usleep(3000 * 1000);   /* three peer timeouts with nobody calling in */
+    if (sender) {
+        uint32_t completions = 0;
+        send_block(&e, 1, 2, &completions);
+        CHECK(wait_wc(&e, e.scq).status == VAPI_SUCCESS);
+    } else {
+        VAPI_wc_desc_t wc = wait_wc(&e, e.rcq);
+        CHECK(wc.status == VAPI_SUCCESS && wc.byte_len == block_len(1));
+    }
+    sync_peer();
+    close_end(&e);
+}
+
+static int peer_signal;
+
+/* The parent waits in a receive while its child is killed or stopped. */
+static void survivor(int sender)
+{
+    struct end e;
+    open_end(&e);
+    for (uint32_t i = 0; i < RECVS; i++)
+        post_recv(&e, i);
+    connect_end(&e);
+    sync_peer();
+    if (!sender) {
+        for (;;)
+            pause();   /* until the parent's signal */
+    }
+    double t0 = now_s();
+    CHECK(kill(fabric_child, peer_signal) == 0);
+    VAPI_wc_desc_t wc = wait_wc(&e, e.rcq);
+    double took = now_s() - t0;
+    char why[256];
+    VOK(EVAPI_query_qp_error(e.hca, e.qp, why, sizeof why));
+    printf("  peer %s: receive ended with status %u after %.2f s: %s\n", strsignal(peer_signal), wc.status, took,
+           why);
+    CHECK(wc.status != VAPI_SUCCESS);
+    CHECK(why[0] != '\0');
+    CHECK(took < 5.0);
+    if (peer_signal != SIGKILL)
+        CHECK(kill(fabric_child, SIGKILL) == 0);
+    close_end(&e);
+}
+
+int main(void)
+{
+    for (int i = 0; i < 2; i++) {
+        hca_id = providers[i];
+        printf("%s\n", hca_id);
+        run_pair(idle_then_send);
+        peer_signal = SIGKILL;
+        int status = run_pair_status(survivor);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        peer_signal = SIGSTOP;
+        status = run_pair_status(survivor);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    }
+    printf("test_fabric_death: ok\n");
+    return 0;
+}
