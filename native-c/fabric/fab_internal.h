@@ -28,6 +28,11 @@
  *   credit  tag = peer's secret | 1            4 bytes, little-endian: receives posted by the
  *                                              sender of the credit since connect (mod 2^32)
  *
+ * Where the provider carries remote CQ data (cq_data_size >= 4: shm, tcp, verbs, efa), every
+ * data message also carries that count as its CQ data, so a socket whose peer answers needs no
+ * credit messages at all; they go only when data flows one way and the peer's view of the
+ * credit has fallen below half of the receives posted (or as a keepalive).
+ *
  * The secret is 64 random bits (low bit clear) each queue pair draws at creation and gives
  * out only in its address, which only the bootstrap (authenticated by the pair key) carries:
  * a process that is not the bootstrapped peer reaches no posted receive, neither by address
@@ -190,7 +195,9 @@ struct fab_qp {
     uint32_t          data_sent;    /* data messages handed to libfabric (mod 2^32) */
     uint32_t          recv_posted;  /* receives the application posted since create */
     uint32_t          credit_told;  /* recv_posted as last sent to the peer */
-    int               credit_due;   /* recv_posted changed since the last credit message */
+    uint32_t          data_received;/* data messages that arrived (mod 2^32) */
+    int               credit_due;   /* a credit message must go even if the peer has enough */
+    int               cq_data;      /* the provider carries 4 bytes of CQ data with a message */
     uint64_t          heard_ns;     /* when the peer's last message or credit came */
     uint64_t          told_ns;      /* when the last credit message went to the peer */
     struct fab_credit credit_rx[FAB_CREDIT_BUFS];

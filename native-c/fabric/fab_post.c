@@ -41,8 +41,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     if (ret == VAPI_OK) {
         q->tail += num;
         if (recv) {
-            obj->recv_posted += num;
-            obj->credit_due = 1;
+            obj->recv_posted += num;   /* told the peer when it runs low (fab_pump_locked) */
         }
     }
     fab_pump_locked(obj);

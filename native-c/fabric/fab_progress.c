@@ -36,6 +36,13 @@ static int posted(struct fab_qp *qp, const char *call, ssize_t rc)
     return -1;
 }
 
+/* The peer believes it may send fewer than half of the receives we hold posted: tell it more. */
+static int credit_low(const struct fab_qp *qp)
+{
+    uint32_t posted = qp->recv_posted - qp->data_received, peer_view = qp->credit_told - qp->data_received;
+    return peer_view < (posted + 1) / 2;
+}
+
 void fab_pump_locked(struct fab_qp *qp)
 {
     if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
@@ -62,7 +69,7 @@ void fab_pump_locked(struct fab_qp *qp)
     }
     if (qp->state == VAPI_ERR)
         return;
-    if (qp->credit_due && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
+    if ((qp->credit_due || credit_low(qp)) && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
         uint32_t v = qp->recv_posted;
         for (int i = 0; i < 4; i++)
             qp->credit_tx.value[i] = (uint8_t)(v >> (8 * i));
@@ -74,6 +81,7 @@ void fab_pump_locked(struct fab_qp *qp)
         if (r == 0) {
             qp->credit_tx.busy = 1;
             qp->credit_due = 0;
+            qp->credit_told = v;
             qp->tx_inflight++;
             qp->told_ns = vapi_now_ns();
         }
@@ -82,10 +90,16 @@ void fab_pump_locked(struct fab_qp *qp)
     while (qp->state == VAPI_RTS && sq->next != sq->tail && (int32_t)(qp->peer_credit - qp->data_sent) > 0
            && qp->tx_inflight < qp->tx_depth) {
         struct fab_slot *s = &sq->slots[sq->next % sq->cap];
-        int r = posted(qp, "fi_tsend", fi_tsend(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer,
-                                                qp->peer_secret, &s->ctx));
+        uint32_t v = qp->recv_posted;
+        int r = posted(qp, "fi_tsend", qp->cq_data
+                       ? fi_tsenddata(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, v, qp->peer,
+                                      qp->peer_secret, &s->ctx)
+                       : fi_tsend(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer, qp->peer_secret,
+                                  &s->ctx));
         if (r)
             break;
+        if (qp->cq_data)
+            qp->credit_told = v;
         s->state = FAB_POSTED;
         sq->next++;
         qp->data_sent++;
@@ -93,8 +107,17 @@ void fab_pump_locked(struct fab_qp *qp)
     }
 }
 
-/* A completion (err == 0) or an error completion for context ctx. */
-static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char *why)
+/* The peer's count of posted receives, from a credit message or a data message's CQ data. */
+static void take_credit(struct fab_qp *qp, uint32_t v)
+{
+    if ((int32_t)(v - qp->peer_credit) > 0)
+        qp->peer_credit = v;
+}
+
+/* A completion (err == 0) or an error completion for context ctx; data is the CQ data of a
+ * received data message (has_data). */
+static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint64_t data, int err,
+                   const char *why)
 {
     if (ctx == &qp->credit_tx.ctx) {
         qp->credit_tx.busy = 0;
@@ -111,9 +134,7 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char
         if (!err)
             qp->heard_ns = vapi_now_ns();
         if (!err && len == sizeof c->value) {
-            uint32_t v = le32(c->value);
-            if ((int32_t)(v - qp->peer_credit) > 0)
-                qp->peer_credit = v;
+            take_credit(qp, le32(c->value));
         } else if (!err) {
             fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "a credit message of %zu bytes from the peer", len);
         } else if (err != FI_ECANCELED) {
@@ -130,6 +151,9 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int err, const char
         if (s->is_recv) {
             s->len = (uint32_t)len;
             qp->heard_ns = vapi_now_ns();
+            qp->data_received++;
+            if (has_data)
+                take_credit(qp, (uint32_t)data);
         }
         return;
     }
@@ -175,7 +199,8 @@ void fab_progress_locked(struct fab_qp *qp)
         ssize_t n = fi_cq_read(qp->cq, entries, READ_BATCH);
         if (n > 0) {
             for (ssize_t i = 0; i < n; i++)
-                finish(qp, entries[i].op_context, entries[i].len, 0, NULL);
+                finish(qp, entries[i].op_context, entries[i].len, (entries[i].flags & FI_REMOTE_CQ_DATA) != 0,
+                       entries[i].data, 0, NULL);
             continue;
         }
         if (n == -FI_EAVAIL) {
@@ -188,7 +213,7 @@ void fab_progress_locked(struct fab_qp *qp)
                 const char *detail = fi_cq_strerror(qp->cq, e.prov_errno, e.err_data, NULL, 0);
                 snprintf(text, sizeof text, "%s (%d; provider: %s)", fi_strerror(err), err,
                          detail ? detail : "no detail");
-                finish(qp, e.op_context, e.len, err ? err : FI_EOTHER, text);
+                finish(qp, e.op_context, e.len, 0, 0, err ? err : FI_EOTHER, text);
             }
             continue;
         }

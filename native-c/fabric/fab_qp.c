@@ -140,6 +140,7 @@ static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
                             NULL)) != 0)
             return FAB_FAIL(VAPI_EGEN, fn, "fi_mr_reg(credits)", rc);
     }
+    qp->cq_data = h->info->domain_attr->cq_data_size >= 4;
     qp->rx_depth = (uint32_t)(h->info->rx_attr->size ? h->info->rx_attr->size : 64);
     qp->tx_depth = (uint32_t)(h->info->tx_attr->size ? h->info->tx_attr->size : 64);
     return VAPI_OK;
