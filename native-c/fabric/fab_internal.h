@@ -223,8 +223,8 @@ void fab_flush_locked(struct fab_qp *qp);
  * finished completes with `status`. */
 void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Sleeps until one of qps' libfabric CQs or wake_fd is readable, or timeout_ns passes; with
- * no wait object, sleeps a short slice. Called without locks. */
-void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns);
+/* Sleeps until one of qps' libfabric CQs or wake_fd is readable, or timeout_ns passes; when a
+ * queue pair's provider has no wait object, at most slice_ns. Called without locks. */
+void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns, uint64_t slice_ns);
 
 #endif

@@ -5,9 +5,9 @@
  * pending, which the caller then progresses first). A CQ's eventfd joins them: another thread
  * may read this CQ's completions off the provider first and push them here.
  *
- * A provider without wait objects leaves no way to sleep until data comes: then the caller
- * sleeps slices of NOWAIT_SLICE_NS and progresses between them, a bounded latency for a
- * reader that found nothing, never a spin.
+ * A provider without wait objects (shm, efa) leaves no way to sleep until data comes: then
+ * the caller sleeps a slice and progresses between slices, a bounded latency for a reader that
+ * found nothing, never a spin (fab_cq.c says how long a slice is).
  */
 #include <errno.h>
 #include <poll.h>
@@ -16,9 +16,7 @@
 
 #include "fab_internal.h"
 
-#define NOWAIT_SLICE_NS 200000ull
-
-void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns)
+void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns, uint64_t slice_ns)
 {
     struct pollfd fds[n + 1];
     struct fid *fids[n > 0 ? n : 1];
@@ -34,8 +32,8 @@ void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns)
     if (nfids > 0 && fi_trywait(qps[0]->hca->fabric, fids, nfids) != FI_SUCCESS)
         return;   /* something to progress already */
     fds[nfds++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
-    if (waitless && timeout_ns > NOWAIT_SLICE_NS)
-        timeout_ns = NOWAIT_SLICE_NS;
+    if (waitless && timeout_ns > slice_ns)
+        timeout_ns = slice_ns;
     struct timespec t = { .tv_sec = (time_t)(timeout_ns / 1000000000u), .tv_nsec = (long)(timeout_ns % 1000000000u) };
     while (ppoll(fds, (nfds_t)nfds, &t, NULL) < 0 && errno == EINTR)
         ;

@@ -6,9 +6,16 @@
 
 #include "fabric_util.h"
 
-const char *const fabric_test_providers[2] = { "fabric:provider=shm,mtu=4096",
-                                               "fabric:provider=tcp,domain=lo,mtu=4096" };
+uint32_t fabric_mtu = 4096;
 const char *hca_id;
+static char hca_id_text[256];
+
+const char *fabric_select(int provider, const char *extra)
+{
+    static const char *const providers[FABRIC_PROVIDERS] = { "provider=shm", "provider=tcp,domain=lo" };
+    snprintf(hca_id_text, sizeof hca_id_text, "fabric:%s,mtu=%u%s", providers[provider], fabric_mtu, extra);
+    return hca_id = hca_id_text;
+}
 static int link_fd;          /* this process's end of the socketpair */
 
 void open_end(struct end *e)

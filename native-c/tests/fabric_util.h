@@ -23,14 +23,19 @@
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "[pid %d] %s:%d: check failed: %s\n", (int)getpid(), \
         __FILE__, __LINE__, #c); exit(1); } } while (0)
 
-#define MTU        4096u
+/* Block size: 4096 unless a tool sets it before fabric_select. */
+extern uint32_t fabric_mtu;
+#define MTU        fabric_mtu
 #define RECVS      16u       /* receive buffers a side keeps posted */
 #define SENDS      64u       /* send queue depth */
 #define POLL_USEC  10000000u /* a blocking poll that takes this long is a hang */
 
-/* The providers the tests run over: libfabric's shm, and tcp on loopback. */
-extern const char *const fabric_test_providers[2];
-/* The init string of this run (one of fabric_test_providers). */
+/* The providers the tests run over: 0 libfabric's shm, 1 its tcp on loopback. */
+#define FABRIC_PROVIDERS 2
+/* Sets hca_id to provider's init string with fabric_mtu and `extra` ("" or ",key=value...")
+ * and returns it. */
+const char *fabric_select(int provider, const char *extra);
+/* The init string of this run. */
 extern const char *hca_id;
 
 struct end {

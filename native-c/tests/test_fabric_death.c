@@ -15,9 +15,6 @@
 
 #include "fabric_util.h"
 
-static const char *const providers[2] = { "fabric:provider=shm,mtu=4096,peer_timeout=1000",
-                                          "fabric:provider=tcp,domain=lo,mtu=4096,peer_timeout=1000" };
-
 static double now_s(void)
 {
     struct timespec t;
@@ -78,9 +75,8 @@ static void survivor(int sender)
 
 int main(void)
 {
-    for (int i = 0; i < 2; i++) {
-        hca_id = providers[i];
-        printf("%s\n", hca_id);
+    for (int i = 0; i < FABRIC_PROVIDERS; i++) {
+        printf("%s\n", fabric_select(i, ",peer_timeout=1000"));
         run_pair(idle_then_send);
         peer_signal = SIGKILL;
         int status = run_pair_status(survivor);

@@ -37,9 +37,8 @@ static void side(int sender)
 
 int main(void)
 {
-    for (int i = 0; i < 2; i++) {
-        hca_id = fabric_test_providers[i];
-        printf("%s\n", hca_id);
+    for (int i = 0; i < FABRIC_PROVIDERS; i++) {
+        printf("%s\n", fabric_select(i, ""));
         run_pair(side);
     }
     printf("test_fabric_threads: ok\n");

@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [size <= %u [shm|tcp [iterations > 0]]]\n", argv[0], MTU);
         return 2;
     }
-    hca_id = fabric_test_providers[strcmp(provider, "shm") == 0 ? 0 : 1];
+    fabric_select(strcmp(provider, "shm") == 0 ? 0 : 1, "");
     run_pair(side);
     return 0;
 }
