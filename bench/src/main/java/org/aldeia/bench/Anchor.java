@@ -19,7 +19,9 @@ import org.slf4j.LoggerFactory;
  */
 enum Anchor {
     UCX_SHM("UCX shm (ucx_perftest tag_lat/tag_bw)", "ucx_perftest", "ucx-utils", new UcxPerftest()),
-    LIBFABRIC_SHM("libfabric shm (fi_pingpong -e rdm)", "fi_pingpong", "libfabric-bin", new FiPingpong());
+    LIBFABRIC_SHM("libfabric shm (fi_pingpong -e rdm)", "fi_pingpong", "libfabric-bin", new FiPingpong("shm")),
+    LIBFABRIC_TCP("libfabric tcp;ofi_rxm (fi_pingpong -e rdm)", "fi_pingpong", "libfabric-bin",
+            new FiPingpong("tcp;ofi_rxm"));
 
     /** One anchor tool: all its cells of one run in one placement. */
     interface Tool {

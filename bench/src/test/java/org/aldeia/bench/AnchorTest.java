@@ -56,10 +56,12 @@ class AnchorTest {
     }
 
     @Test
-    void fiPingpongGivesItsMicrosecondsPerTransfer() throws IOException {
-        assertEquals(499.79, FiPingpong.parseMicrosPerTransfer(captured("fi_pingpong-shm-1048576.txt")), 1e-9);
-        IOException e = assertThrows(IOException.class, () -> FiPingpong.parseMicrosPerTransfer(
-                "[error] util/pingpong.c:408 : failed to connect: Connection refused\n"));
+    void fiPingpongGivesItsMicrosecondsPerTransferAndItsBandwidth() throws IOException {
+        String captured = captured("fi_pingpong-shm-1048576.txt");
+        assertEquals(499.79, FiPingpong.parseColumn(captured, "usec/xfer"), 1e-9);
+        assertEquals(2098.02, FiPingpong.parseColumn(captured, "MB/sec"), 1e-9);
+        IOException e = assertThrows(IOException.class, () -> FiPingpong.parseColumn(
+                "[error] util/pingpong.c:408 : failed to connect: Connection refused\n", "usec/xfer"));
         assertTrue(e.getMessage().endsWith("failed to connect: Connection refused"), e.getMessage());
     }
 
