@@ -181,7 +181,9 @@ struct fab_qp {
     uint32_t          addr_len;  /* 8 secret bytes, then the endpoint's name */
     uint64_t          peer_secret;
     fi_addr_t         peer;
-    uint8_t           peer_addr[EVAPI_QP_ADDRESS_MAX];
+    /* +1: always NUL-terminated, whatever the peer sent, for providers whose names are strings
+     * (shm reads the name fi_av_insert is given up to its NUL) */
+    uint8_t           peer_addr[EVAPI_QP_ADDRESS_MAX + 1];
     uint32_t          peer_addr_len;
     uint32_t          rx_depth;  /* receives libfabric takes at once (rx_attr->size) */
     uint32_t          tx_depth;

@@ -276,6 +276,7 @@ VAPI_ret_t EVAPI_set_qp_dest_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, con
         ret = vapi_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is connected already");
     } else {
         memcpy(obj->peer_addr, addr, len);
+        obj->peer_addr[len] = '\0';
         obj->peer_addr_len = len;
     }
     pthread_mutex_unlock(&obj->lock);
