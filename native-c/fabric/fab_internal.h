@@ -11,6 +11,7 @@
  *   fab_wait.c      sleeping until a queue pair's libfabric CQ has something (never a spin)
  *   fab_keeper.c    the HCA's keeper thread: keepalives and peer liveness, progress of idle
  *                   queue pairs
+ *   fab_reap.c      removing what a dead peer's shm endpoint left in /dev/shm
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
  * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
@@ -137,6 +138,7 @@ void fab_cq_detach(struct fab_cq *cq, struct fab_qp *qp);
 
 /* ---- queue pairs (fab_qp.c, fab_post.c, fab_progress.c, fab_wait.c) ---------------------- */
 #define FAB_CREDIT_BUFS 2       /* credit receives kept posted */
+#define FAB_ADDR_HEAD   12u     /* secret and qp_num before the endpoint's name (fab_qp.c) */
 
 enum fab_slot_state { FAB_FREE = 0, FAB_QUEUED, FAB_POSTED, FAB_DONE };
 
@@ -202,6 +204,7 @@ struct fab_qp {
     int               cq_data;      /* the provider carries 4 bytes of CQ data with a message */
     uint64_t          heard_ns;     /* when the peer's last message or credit came */
     uint64_t          told_ns;      /* when the last credit message went to the peer */
+    int               peer_silent;  /* given up for silence: reaped at the failure and at destroy */
     struct fab_credit credit_rx[FAB_CREDIT_BUFS];
     struct fab_credit credit_tx;
     struct fid_mr    *credit_mr;    /* credit_rx and credit_tx, when the provider wants FI_MR_LOCAL */
@@ -218,6 +221,10 @@ void fab_pump_locked(struct fab_qp *qp);
 /* The keeper's round: a keepalive when one is due, and the queue pair failed when its peer
  * has been silent for peer_timeout. */
 void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
+/* The queue pair gave its peer up: on shm, remove the dead peer's endpoint object once the
+ * peer's pid is gone (tried when the peer is given up and again at destroy: a hung peer may be
+ * killed in between). */
+void fab_reap_dead_peer(const struct fab_qp *qp);
 /* After the endpoint is closed: every request not finished completes with VAPI_WR_FLUSH_ERR
  * as far as the CQs have room (the queue pair is going away). */
 void fab_flush_locked(struct fab_qp *qp);

@@ -250,6 +250,8 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns)
     if ((int64_t)(now_ns - qp->heard_ns) > (int64_t)timeout) {
         fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer sent nothing, not even a keepalive, for %u ms: it "
                            "died, hangs or cannot be reached", qp->hca->config.peer_timeout_ms);
+        qp->peer_silent = 1;
+        fab_reap_dead_peer(qp);
     } else if ((int64_t)(now_ns - qp->told_ns) >= (int64_t)keepalive) {
         qp->credit_due = 1;
         fab_pump_locked(qp);

@@ -28,7 +28,6 @@
 #include "fab_internal.h"
 
 #define MAX_WR        (1u << 20)
-#define ADDR_HEAD     12u
 
 static void put_le(uint8_t *p, uint64_t v, int bytes)
 {
@@ -128,12 +127,12 @@ static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_ep_bind(cq)", rc);
     if ((rc = fi_enable(qp->ep)) != 0)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_enable", rc);
-    size_t len = sizeof qp->addr - ADDR_HEAD;
-    if ((rc = fi_getname(&qp->ep->fid, qp->addr + ADDR_HEAD, &len)) != 0)
+    size_t len = sizeof qp->addr - FAB_ADDR_HEAD;
+    if ((rc = fi_getname(&qp->ep->fid, qp->addr + FAB_ADDR_HEAD, &len)) != 0)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_getname", rc);
     put_le(qp->addr, qp->secret, 8);
     put_le(qp->addr + 8, qp->qp_num, 4);
-    qp->addr_len = ADDR_HEAD + (uint32_t)len;
+    qp->addr_len = FAB_ADDR_HEAD + (uint32_t)len;
     if (h->mr_local) {
         char *from = (char *)qp->credit_rx, *to = (char *)(&qp->credit_tx + 1);
         if ((rc = fi_mr_reg(h->domain, from, (size_t)(to - from), FI_SEND | FI_RECV, 0, 0, 0, &qp->credit_mr,
@@ -264,9 +263,9 @@ VAPI_ret_t EVAPI_query_qp_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint8_
 VAPI_ret_t EVAPI_set_qp_dest_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const uint8_t *addr, uint32_t len)
 {
     static const char fn[] = "EVAPI_set_qp_dest_address";
-    if (!addr || len <= ADDR_HEAD || len > EVAPI_QP_ADDRESS_MAX)
+    if (!addr || len <= FAB_ADDR_HEAD || len > EVAPI_QP_ADDRESS_MAX)
         return vapi_fail(VAPI_EINVAL_PARAM, fn, "an address of %u bytes; a queue pair's has %u..%u", addr ? len : 0,
-                         ADDR_HEAD + 1, EVAPI_QP_ADDRESS_MAX);
+                         FAB_ADDR_HEAD + 1, EVAPI_QP_ADDRESS_MAX);
     struct fab_qp *obj;
     VAPI_ret_t ret = vh_get(fn, hca, qp, VH_QP, (void **)&obj);
     if (ret != VAPI_OK)
@@ -293,7 +292,7 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     if (peer_num != attr->dest_qp_num)
         return vapi_fail(VAPI_EINVAL_PARAM, fn, "dest_qp_num %u, but the destination address is queue pair %u's",
                          attr->dest_qp_num, peer_num);
-    int rc = fi_av_insert(qp->av, qp->peer_addr + ADDR_HEAD, 1, &qp->peer, 0, NULL);
+    int rc = fi_av_insert(qp->av, qp->peer_addr + FAB_ADDR_HEAD, 1, &qp->peer, 0, NULL);
     if (rc != 1)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_av_insert", rc < 0 ? rc : -FI_EADDRNOTAVAIL);
     qp->peer_secret = get_le(qp->peer_addr, 8) & ~1ull;
@@ -352,6 +351,8 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     pthread_mutex_lock(&obj->lock);
     fab_qp_fail_locked(obj, VAPI_WR_FLUSH_ERR, "destroyed");
     close_fabric(obj);   /* libfabric writes into no request from now on */
+    if (obj->peer_silent)
+        fab_reap_dead_peer(obj);
     fab_flush_locked(obj);
     pthread_mutex_unlock(&obj->lock);
     vh_unlink(obj->rcq_h);

@@ -193,6 +193,7 @@ void stream_receive(struct end *e, uint32_t total, int slow)
 }
 
 pid_t fabric_child;
+int fabric_child_status;
 
 int run_pair_status(void (*side)(int sender))
 {
@@ -212,8 +213,8 @@ int run_pair_status(void (*side)(int sender))
     close(sv[1]);
     fabric_child = pid;
     side(1);
-    int status;
-    CHECK(waitpid(pid, &status, 0) == pid);
+    int status = fabric_child_status;
+    CHECK(fabric_child == 0 || waitpid(pid, &status, 0) == pid);
     close(link_fd);
     return status;
 }

@@ -87,7 +87,9 @@ void stream_receive(struct end *e, uint32_t total, int slow);
 void run_pair(void (*side)(int sender));
 /* As run_pair, but returns the child's wait status, whatever it is. */
 int run_pair_status(void (*side)(int sender));
-/* In the parent's side of a run: the child's process id. */
+/* In the parent's side of a run: the child's process id. A side that waits for the child
+ * itself sets it to 0 and leaves the status in fabric_child_status. */
 extern pid_t fabric_child;
+extern int fabric_child_status;
 
 #endif

@@ -6,11 +6,15 @@
  *  - a peer killed with SIGKILL: the survivor's blocked receive ends with an error
  *    completion, and its queue pair says why, within a few seconds;
  *  - a peer stopped with SIGSTOP: the same after about peer_timeout (a stopped process cannot
- *    be told from a hung one), as DECK's peers.
+ *    be told from a hung one), as DECK's peers;
+ *  - what the dead peer's shm endpoint left in /dev/shm is gone once the survivor gave it up
+ *    (the stopped peer's once it has been killed and the survivor destroyed its queue pair).
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "fabric_util.h"
@@ -42,6 +46,18 @@ static void idle_then_send(int sender)
     close_end(&e);
 }
 
+/* Entries in /dev/shm. */
+static int shm_objects(void)
+{
+    DIR *d = opendir("/dev/shm");
+    CHECK(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 static int peer_signal;
 
 /* The parent waits in a receive while its child is killed or stopped. */
@@ -70,6 +86,9 @@ static void survivor(int sender)
     CHECK(took < 5.0);
     if (peer_signal != SIGKILL)
         CHECK(kill(fabric_child, SIGKILL) == 0);
+    /* reaped here, as a peer JVM is by its own parent: a zombie's pid still counts as alive */
+    CHECK(waitpid(fabric_child, &fabric_child_status, 0) == fabric_child);
+    fabric_child = 0;
     close_end(&e);
 }
 
@@ -78,12 +97,15 @@ int main(void)
     for (int i = 0; i < FABRIC_PROVIDERS; i++) {
         printf("%s\n", fabric_select(i, ",peer_timeout=1000"));
         run_pair(idle_then_send);
+        int before = shm_objects();
         peer_signal = SIGKILL;
         int status = run_pair_status(survivor);
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        CHECK(shm_objects() == before);
         peer_signal = SIGSTOP;
         status = run_pair_status(survivor);
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        CHECK(shm_objects() == before);
     }
     printf("test_fabric_death: ok\n");
     return 0;
