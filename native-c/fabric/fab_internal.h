@@ -103,9 +103,26 @@ struct fab_hca {
     uint16_t             lid;      /* information 1: random, names this process in logs only */
     int                  mr_local; /* the provider needs descriptors of registered memory */
     _Atomic uint32_t     next_qp_num;
+    _Atomic uint64_t     next_mr_key;  /* requested keys must differ within a domain (tcp: -FI_ENOKEY) */
     struct fab_mr_table *mrs;
     struct fab_keeper   *keeper;
+    /* Held around every call into the provider when `serialized` (fab_hca.c says why);
+     * recursive: a failure inside a progress cancels requests. */
+    pthread_mutex_t      provider_lock;
+    int                  serialized;
 };
+
+static inline void fab_provider_enter(struct fab_hca *h)
+{
+    if (h->serialized)
+        pthread_mutex_lock(&h->provider_lock);
+}
+
+static inline void fab_provider_leave(struct fab_hca *h)
+{
+    if (h->serialized)
+        pthread_mutex_unlock(&h->provider_lock);
+}
 
 /* ---- the keeper (fab_keeper.c) ----------------------------------------------------------- */
 VAPI_ret_t fab_keeper_start(const char *fn, struct fab_hca *hca, uint64_t hca_h);

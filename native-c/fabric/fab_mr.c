@@ -114,9 +114,14 @@ VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t add
     int rc = 0;
     if (!r)
         ret = vapi_fail(VAPI_ENOMEM, fn, "no memory for the region");
-    else if ((rc = fi_mr_reg(h->domain, (void *)(uintptr_t)addr, size, FI_SEND | FI_RECV, 0, 0, 0, &r->mr,
-                             NULL)) != 0)
-        ret = FAB_FAIL(VAPI_EGEN, fn, "fi_mr_reg", rc);
+    else {
+        fab_provider_enter(h);
+        rc = fi_mr_reg(h->domain, (void *)(uintptr_t)addr, size, FI_SEND | FI_RECV, 0, h->next_mr_key++, 0, &r->mr,
+                       NULL);
+        fab_provider_leave(h);
+        if (rc != 0)
+            ret = FAB_FAIL(VAPI_EGEN, fn, "fi_mr_reg", rc);
+    }
     if (ret == VAPI_OK) {
         r->hca = h;
         r->pd = pd;
@@ -153,7 +158,9 @@ VAPI_ret_t VAPI_deregister_mr(VAPI_hca_hndl_t hca, VAPI_mr_hndl_t mr)
     if (ret != VAPI_OK)
         return ret;
     table_remove(r->hca->mrs, r->lkey);
+    fab_provider_enter(r->hca);
     int rc = fi_close(&r->mr->fid);
+    fab_provider_leave(r->hca);
     vh_unlink(r->pd);
     free(r);
     return rc == 0 ? VAPI_OK : FAB_FAIL(VAPI_EGEN, fn, "fi_close(mr)", rc);

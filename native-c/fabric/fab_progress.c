@@ -43,7 +43,16 @@ static int credit_low(const struct fab_qp *qp)
     return peer_view < (posted + 1) / 2;
 }
 
+static void pump(struct fab_qp *qp);
+
 void fab_pump_locked(struct fab_qp *qp)
+{
+    fab_provider_enter(qp->hca);
+    pump(qp);
+    fab_provider_leave(qp->hca);
+}
+
+static void pump(struct fab_qp *qp)
 {
     if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
         return;
@@ -195,6 +204,7 @@ void fab_progress_locked(struct fab_qp *qp)
     if (!qp->cq)
         return;
     struct fi_cq_tagged_entry entries[READ_BATCH];
+    fab_provider_enter(qp->hca);
     for (;;) {
         ssize_t n = fi_cq_read(qp->cq, entries, READ_BATCH);
         if (n > 0) {
@@ -221,7 +231,8 @@ void fab_progress_locked(struct fab_qp *qp)
             fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "fi_cq_read: %s (%zd)", fi_strerror((int)-n), n);
         break;
     }
-    fab_pump_locked(qp);
+    pump(qp);
+    fab_provider_leave(qp->hca);
     retire(&qp->sq, qp->scq, 0);
     retire(&qp->rq, qp->rcq, 0);
 }

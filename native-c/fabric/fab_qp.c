@@ -67,6 +67,7 @@ void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const cha
         qp->state = VAPI_ERR;
     }
     /* What libfabric holds comes back cancelled (fab_progress.c); what it never got ends now. */
+    fab_provider_enter(qp->hca);
     struct fab_queue *queues[2] = { &qp->sq, &qp->rq };
     for (int k = 0; k < 2; k++) {
         struct fab_queue *q = queues[k];
@@ -81,6 +82,7 @@ void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const cha
         }
         q->next = q->tail;   /* nothing more goes to libfabric */
     }
+    fab_provider_leave(qp->hca);
 }
 
 /* Everything libfabric-side of a queue pair, in reverse order of creation. */
@@ -135,8 +137,8 @@ static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
     qp->addr_len = FAB_ADDR_HEAD + (uint32_t)len;
     if (h->mr_local) {
         char *from = (char *)qp->credit_rx, *to = (char *)(&qp->credit_tx + 1);
-        if ((rc = fi_mr_reg(h->domain, from, (size_t)(to - from), FI_SEND | FI_RECV, 0, 0, 0, &qp->credit_mr,
-                            NULL)) != 0)
+        if ((rc = fi_mr_reg(h->domain, from, (size_t)(to - from), FI_SEND | FI_RECV, 0, h->next_mr_key++, 0,
+                            &qp->credit_mr, NULL)) != 0)
             return FAB_FAIL(VAPI_EGEN, fn, "fi_mr_reg(credits)", rc);
     }
     qp->cq_data = h->info->domain_attr->cq_data_size >= 4;
@@ -201,8 +203,11 @@ VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr, 
                         attr->max_recv_wr);
     }
     obj->secret &= ~1ull;
-    if (ret == VAPI_OK)
+    if (ret == VAPI_OK) {
+        fab_provider_enter(h);
         ret = open_fabric(fn, obj);
+        fab_provider_leave(h);
+    }
     /* The QP keeps its HCA and both CQs alive; the CQs progress it when polled. */
     int links = 0;
     if (ret == VAPI_OK && (ret = vh_link(fn, hca, VH_HCA)) == VAPI_OK && ++links
@@ -292,7 +297,9 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     if (peer_num != attr->dest_qp_num)
         return vapi_fail(VAPI_EINVAL_PARAM, fn, "dest_qp_num %u, but the destination address is queue pair %u's",
                          attr->dest_qp_num, peer_num);
+    fab_provider_enter(qp->hca);
     int rc = fi_av_insert(qp->av, qp->peer_addr + FAB_ADDR_HEAD, 1, &qp->peer, 0, NULL);
+    fab_provider_leave(qp->hca);
     if (rc != 1)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_av_insert", rc < 0 ? rc : -FI_EADDRNOTAVAIL);
     qp->peer_secret = get_le(qp->peer_addr, 8) & ~1ull;
@@ -349,8 +356,10 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     fab_cq_wake(obj->rcq);
     vh_remove(qp);
     pthread_mutex_lock(&obj->lock);
+    fab_provider_enter(obj->hca);
     fab_qp_fail_locked(obj, VAPI_WR_FLUSH_ERR, "destroyed");
     close_fabric(obj);   /* libfabric writes into no request from now on */
+    fab_provider_leave(obj->hca);
     if (obj->peer_silent)
         fab_reap_dead_peer(obj);
     fab_flush_locked(obj);

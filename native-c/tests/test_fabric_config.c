@@ -80,6 +80,25 @@ int main(void)
     refused("fabric:provider=tcp,domain=nosuch0", VAPI_EGEN, "on domain nosuch0");
     refused("fabric:provider=shm,port=9", VAPI_EGEN, "domain number 9");
 
+    /* several regions in one domain (a socket registers two): distinct lkeys, each checked */
+    for (int i = 0; i < FABRIC_PROVIDERS; i++) {
+        fabric_select(i, "");
+        VAPI_hca_hndl_t h;
+        VAPI_pd_hndl_t pd;
+        VOK(EVAPI_get_hca_hndl(hca_id, &h));
+        VOK(VAPI_alloc_pd(h, &pd));
+        static char areas[3][4096];
+        VAPI_mr_hndl_t mr[3];
+        uint32_t lkey[3];
+        for (int k = 0; k < 3; k++)
+            VOK(VAPI_register_mr(h, pd, (uint64_t)(uintptr_t)areas[k], sizeof areas[k], &mr[k], &lkey[k]));
+        CHECK(lkey[0] != lkey[1] && lkey[1] != lkey[2] && lkey[0] != lkey[2]);
+        for (int k = 0; k < 3; k++)
+            VOK(VAPI_deregister_mr(h, mr[k]));
+        VOK(VAPI_dealloc_pd(h, pd));
+        VOK(EVAPI_release_hca_hndl(h));
+    }
+
     VAPI_hca_hndl_t hca;
     VAPI_hca_port_t port;
     VOK(EVAPI_get_hca_hndl("fabric:provider=tcp,domain=lo,mtu=2048,tc=2", &hca));
