@@ -155,6 +155,16 @@ public final class AldeiaConfiguration {
     /** Whether DECK is started statically (deck_id and deck_nodes given). */
     public boolean isStaticDeck() { return values.containsKey(ConfigurationKey.DECK_ID); }
 
+    /** The libfabric provider of the VAPI route; empty: the first hardware provider. */
+    public Optional<String> fabricProvider() {
+        return Optional.ofNullable((String) values.get(ConfigurationKey.FABRIC_PROVIDER));
+    }
+
+    /** The provider's domain; empty: domain number {@link #infinibandPort()}. */
+    public Optional<String> fabricDomain() {
+        return Optional.ofNullable((String) values.get(ConfigurationKey.FABRIC_DOMAIN));
+    }
+
     public int infinibandPort() { return integer(ConfigurationKey.INFINIBAND_PORT); }
 
     public int infinibandQos() { return integer(ConfigurationKey.INFINIBAND_QOS); }

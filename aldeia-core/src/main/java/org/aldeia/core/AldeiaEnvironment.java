@@ -172,7 +172,7 @@ public final class AldeiaEnvironment implements Closeable {
 
     /**
      * socket_type given: the provider of that type. Not given: SOCKET_VAPI when its provider
-     * can run here (the thesis's default), otherwise SOCKET_DECK.
+     * can run here, on fabric hardware (the thesis's default), otherwise SOCKET_DECK.
      */
     private static Choice choose(AldeiaConfiguration config, List<TransportProvider> candidates) throws IOException {
         if (config.socketType().isPresent()) {
@@ -186,10 +186,11 @@ public final class AldeiaEnvironment implements Closeable {
         }
         TransportProvider vapi = find(AldeiaConfiguration.SOCKET_VAPI, candidates);
         if (vapi != null && vapi.isAvailable()) {
-            return new Choice(vapi, "chosen automatically: InfiniBand library found");
+            return new Choice(vapi, "chosen automatically: fabric hardware found");
         }
         TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
-        String whyNotVapi = vapi == null ? "no SOCKET_VAPI provider on the class path" : "no InfiniBand library";
+        String whyNotVapi = vapi == null ? "no SOCKET_VAPI provider on the class path"
+                : "no fabric hardware for SOCKET_VAPI (" + vapi.whyUnavailable() + ")";
         if (deck == null) {
             throw new IOException("no socket_type is configured and Aldeia cannot choose one: " + whyNotVapi
                     + " and no SOCKET_DECK provider on the class path; providers found: " + typesOf(candidates));

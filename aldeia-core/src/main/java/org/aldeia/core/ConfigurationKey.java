@@ -14,8 +14,8 @@ import java.util.List;
 public enum ConfigurationKey {
 
     SOCKET_TYPE("socket_type", "both",
-            "provider: `SOCKET_VAPI` (InfiniBand verbs) or `SOCKET_DECK` (MicroVAPI over DECK)",
-            null, "chosen: VAPI when an InfiniBand library is found, else DECK", "`SOCKET_*` of an installed provider",
+            "provider: `SOCKET_VAPI` (VAPI over libfabric: fabric hardware) or `SOCKET_DECK` (MicroVAPI over DECK)",
+            null, "chosen: VAPI when libfabric offers a hardware provider here, else DECK", "`SOCKET_*` of an installed provider",
             "SOCKET_DECK", ConfigurationValue.matching("SOCKET_[A-Z0-9_]+", "a socket type ("
                     + AldeiaConfiguration.SOCKET_VAPI + ", " + AldeiaConfiguration.SOCKET_DECK
                     + " or another installed provider's SOCKET_* name)")),
@@ -83,10 +83,22 @@ public enum ConfigurationKey {
     DECK_MSEG_SIZE("deck_mseg_size", "DECK sci, auto", "message segment holding large message buffers",
             DeckSciThresholds.DEFAULT_MSEG_SIZE, "67108864", "65536 .. 1073741824", null,
             ConfigurationValue.range(1 << 16, 1 << 30)),
-    INFINIBAND_PORT("infiniband_port", "VAPI", "HCA port", 1, "1", "1 .. 255", null,
-            ConfigurationValue.range(1, 255)),
-    INFINIBAND_QOS("infiniband_qos", "VAPI", "InfiniBand service level", 0, "0", "0 .. 15", null,
-            ConfigurationValue.range(0, 15));
+    FABRIC_PROVIDER("fabric_provider", "VAPI",
+            "the libfabric provider of the fabric route: `verbs` (InfiniBand, RoCE), `efa` (AWS), `cxi` (Slingshot), "
+                    + "`opx` or `psm3` (Omni-Path), or `tcp` and `shm` (any machine; tcp and shm are what the route is "
+                    + "tested on)",
+            null, "the first hardware provider libfabric offers", "a provider name: letters, digits, `_`, `-`", "verbs",
+            ConfigurationValue.matching("[A-Za-z0-9_-]{1,63}", "a libfabric provider name (letters, digits, _ and -)")),
+    FABRIC_DOMAIN("fabric_domain", "VAPI",
+            "the provider's domain: an adapter (`mlx5_0`), for tcp a network interface (`lo`, `eth0`)",
+            null, "domain number `infiniband_port` of the provider", "a domain name: letters, digits, `_`, `-`, `.`",
+            "mlx5_0", ConfigurationValue.matching("[A-Za-z0-9_.-]{1,63}",
+                    "a libfabric domain name (letters, digits, _, - and .)")),
+    INFINIBAND_PORT("infiniband_port", "VAPI", "which of the provider's domains (HCA port), when `fabric_domain` "
+            + "names none", 1, "1", "1 .. 255", null, ConfigurationValue.range(1, 255)),
+    INFINIBAND_QOS("infiniband_qos", "VAPI", "InfiniBand service level; on libfabric a traffic class: 0 the "
+            + "provider's, 1 best effort, 2 low latency, 3 dedicated access, 4 bulk data, 5 scavenger", 0, "0",
+            "0 .. 5", null, ConfigurationValue.range(0, 5));
 
     private final String key;
     private final String usedBy;

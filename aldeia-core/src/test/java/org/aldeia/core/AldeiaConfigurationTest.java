@@ -200,7 +200,7 @@ class AldeiaConfigurationTest {
     @ParameterizedTest
     @CsvSource({"mtu, 63, 64..1048576", "mtu, 1048577, 64..1048576", "deck_id, -1, 0..",
             "deck_nodes, 0, 1..", "infiniband_port, 0, 1..255", "infiniband_port, 256, 1..255",
-            "infiniband_qos, 16, 0..15", "receive_buffers, 1, 2..4096", "receive_buffers, 4097, 2..4096",
+            "infiniband_qos, 6, 0..5", "receive_buffers, 1, 2..4096", "receive_buffers, 4097, 2..4096",
             "send_region_size, 1073741825, ..1073741824", "mtu, 99999999999999999999, 64..1048576"})
     void outOfRangeIsNamed(String key, String value, String range) throws IOException {
         String other = key.equals("deck_id") ? "deck_nodes = 2" : key.equals("deck_nodes") ? "deck_id = 0" : "# -";

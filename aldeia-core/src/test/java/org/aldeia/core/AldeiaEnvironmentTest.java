@@ -127,7 +127,8 @@ class AldeiaEnvironmentTest {
         assertEquals("fake SOCKET_DECK, mtu 65536", first.description());
         assertEquals(0, vapi.opened.get());
         assertEquals(1, deck.opened.get());
-        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 65536 (no configuration file; no InfiniBand library)"),
+        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 65536 (no configuration file; no fabric hardware for "
+                + "SOCKET_VAPI (its native library is missing))"),
                 infoLines());
     }
 
@@ -138,7 +139,7 @@ class AldeiaEnvironmentTest {
         assertEquals("fake SOCKET_VAPI, mtu 65536", environment(AldeiaConfiguration.defaults(), deck, vapi)
                 .transport().description());
         assertEquals(0, deck.opened.get());
-        assertTrue(infoLines().get(0).contains("InfiniBand library found"), infoLines().toString());
+        assertTrue(infoLines().get(0).contains("fabric hardware found"), infoLines().toString());
     }
 
     @Test

@@ -6,21 +6,40 @@ import java.util.Arrays;
 
 /**
  * The bytes exchanged over the bootstrap connection (thesis 4.4.2 step 3), big-endian:
- * {@code int id} (information 1: LID, or MicroVAPI's DECK id), {@code int qpNum}
- * (information 2), {@code int mtu} (the sender's receive-buffer size), then the
- * {@link PeerIntroducer}'s extra bytes up to the end.
+ * <pre>
+ *   0      4        8     12              14                  14 + n
+ *   +------+--------+-----+---------------+-------------------+----------------------+
+ *   | id   | qpNum  | mtu | addressLength | address (n bytes) | extra (to the end)   |
+ *   +------+--------+-----+---------------+-------------------+----------------------+
+ * </pre>
+ * {@code id} is information 1 (a LID, or MicroVAPI's DECK id), {@code qpNum} information 2,
+ * {@code mtu} the sender's receive-buffer size; {@code address} the queue pair's address where
+ * the library has one (a libfabric endpoint's name: EVAPI_query_qp_address; empty for
+ * MicroVAPI), at most {@link VapiConstants#QP_ADDRESS_MAX} bytes; {@code extra} the
+ * {@link PeerIntroducer}'s bytes.
  */
-record ConnectionInfo(int id, int qpNum, int mtu, byte[] extra) {
+record ConnectionInfo(int id, int qpNum, int mtu, byte[] address, byte[] extra) {
 
-    static final int FIXED_BYTES = 12;
+    static final int FIXED_BYTES = 14;
 
     ConnectionInfo {
+        if (address.length > VapiConstants.QP_ADDRESS_MAX) {
+            throw new IllegalArgumentException("a queue-pair address of " + address.length + " bytes; at most "
+                    + VapiConstants.QP_ADDRESS_MAX);
+        }
+        address = address.clone();
         extra = extra.clone();
     }
 
+    /** Without a queue-pair address (MicroVAPI). */
+    ConnectionInfo(int id, int qpNum, int mtu, byte[] extra) {
+        this(id, qpNum, mtu, new byte[0], extra);
+    }
+
     byte[] encode() {
-        return ByteBuffer.allocate(FIXED_BYTES + extra.length)
-                .putInt(id).putInt(qpNum).putInt(mtu).put(extra).array();
+        return ByteBuffer.allocate(FIXED_BYTES + address.length + extra.length)
+                .putInt(id).putInt(qpNum).putInt(mtu).putShort((short) address.length).put(address).put(extra)
+                .array();
     }
 
     /** @throws IOException if {@code bytes} is not connection information of a VAPI peer */
@@ -28,16 +47,29 @@ record ConnectionInfo(int id, int qpNum, int mtu, byte[] extra) {
         if (bytes == null || bytes.length < FIXED_BYTES) {
             throw new IOException("malformed VAPI connection information from the peer: "
                     + (bytes == null ? "none" : bytes.length + " bytes") + ", expected at least "
-                    + FIXED_BYTES + " (id, queue pair number, mtu); does the peer use the same socket_type?");
+                    + FIXED_BYTES + " (id, queue pair number, mtu, address length); does the peer use the same "
+                    + "socket_type?");
         }
         ByteBuffer in = ByteBuffer.wrap(bytes);
         int id = in.getInt();
         int qpNum = in.getInt();
         int mtu = in.getInt();
+        int addressLength = Short.toUnsignedInt(in.getShort());
         if (mtu <= 0) {
             throw new IOException("malformed VAPI connection information from the peer: mtu " + mtu);
         }
-        return new ConnectionInfo(id, qpNum, mtu, Arrays.copyOfRange(bytes, FIXED_BYTES, bytes.length));
+        if (addressLength > VapiConstants.QP_ADDRESS_MAX || addressLength > in.remaining()) {
+            throw new IOException("malformed VAPI connection information from the peer: a queue-pair address of "
+                    + addressLength + " bytes, with " + in.remaining() + " left and at most "
+                    + VapiConstants.QP_ADDRESS_MAX + " allowed");
+        }
+        return new ConnectionInfo(id, qpNum, mtu, Arrays.copyOfRange(bytes, FIXED_BYTES, FIXED_BYTES + addressLength),
+                Arrays.copyOfRange(bytes, FIXED_BYTES + addressLength, bytes.length));
+    }
+
+    @Override
+    public byte[] address() {
+        return address.clone();
     }
 
     @Override

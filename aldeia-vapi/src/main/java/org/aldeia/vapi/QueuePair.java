@@ -2,6 +2,7 @@ package org.aldeia.vapi;
 
 import com.sun.jna.Memory;
 import java.io.IOException;
+import java.util.Arrays;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +37,7 @@ final class QueuePair {
     private CompletionRing receiveCqRing;
     private long qp;
     private int qpNum;
+    private byte[] address;
     private boolean hasSendCq;
     private boolean hasReceiveCq;
     private boolean hasQp;
@@ -100,7 +102,37 @@ final class QueuePair {
             qp = handle[0];
             hasQp = true;
             qpNum = VapiStructs.QpProp.qpNum(prop);
+            address = queryAddress();
         }
+    }
+
+    /**
+     * The queue pair's address for the peer, as the library gave it at creation
+     * (EVAPI_query_qp_address); empty when its queue pairs are reached by LID and number alone.
+     */
+    byte[] address() {
+        return address.clone();
+    }
+
+    private byte[] queryAddress() throws VapiException {
+        byte[] buf = new byte[VapiConstants.QP_ADDRESS_MAX];
+        int[] len = {buf.length};
+        int ret = vapi.EVAPI_query_qp_address(hca, qp, buf, len);
+        if (ret == VapiConstants.VAPI_ENOSYS) {
+            return new byte[0];
+        }
+        VapiException.check(vapi, "EVAPI_query_qp_address", ret);
+        if (len[0] < 0 || len[0] > buf.length) {
+            throw new VapiException("EVAPI_query_qp_address", VapiConstants.VAPI_EGEN, null,
+                    "the library gave an address of " + Integer.toUnsignedString(len[0]) + " bytes");
+        }
+        return Arrays.copyOf(buf, len[0]);
+    }
+
+    /** The peer's address, before {@link #connect} (EVAPI_set_qp_dest_address). */
+    void setDestAddress(byte[] address) throws VapiException {
+        VapiException.check(vapi, "EVAPI_set_qp_dest_address",
+                vapi.EVAPI_set_qp_dest_address(hca, qp, address, address.length));
     }
 
     /** Moves the queue pair to RTS towards the peer (thesis 4.4.2 step 4). */

@@ -62,6 +62,18 @@ public interface Vapi {
      */
     int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes);
 
+    /**
+     * The queue pair's address on a fabric that does not reach it by LID and number alone (a
+     * libfabric endpoint's name), into {@code buf}; len[0] in: the buffer's size, out: the
+     * address's length ({@code VAPI_EINVAL_PARAM} when the buffer is too small). At most
+     * {@link VapiConstants#QP_ADDRESS_MAX} bytes. {@code VAPI_ENOSYS} from a library whose queue
+     * pairs have no such address (MicroVAPI).
+     */
+    int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len);
+
+    /** The peer's {@link #EVAPI_query_qp_address address}, before {@link #VAPI_modify_qp} connects. */
+    int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len);
+
     int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
 
     int VAPI_deregister_mr(long hca, long mr);

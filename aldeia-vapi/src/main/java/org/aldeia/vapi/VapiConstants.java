@@ -19,6 +19,9 @@ public final class VapiConstants {
     public static final int VAPI_EAGAIN = -8;
     public static final int VAPI_ENOSYS = -9;
 
+    /** EVAPI_QP_ADDRESS_MAX: the longest queue-pair address (EVAPI_query_qp_address). */
+    public static final int QP_ADDRESS_MAX = 256;
+
     // ---- enum VAPI_qp_state
     public static final int VAPI_RESET = 0;
     public static final int VAPI_INIT = 1;

@@ -161,6 +161,16 @@ public final class VapiDirect implements Vapi {
     }
 
     @Override
+    public int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len) {
+        return Functions.EVAPI_query_qp_address(hca, qp, buf, len);
+    }
+
+    @Override
+    public int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len) {
+        return Functions.EVAPI_set_qp_dest_address(hca, qp, addr, len);
+    }
+
+    @Override
     public int EVAPI_poll_cq_many(long hca, long cq, int max, Pointer wcs, int[] count) {
         return Functions.EVAPI_poll_cq_many(hca, cq, max, wcs, count);
     }
@@ -201,6 +211,8 @@ public final class VapiDirect implements Vapi {
         static native int VAPI_destroy_qp(long hca, long qp);
         static native int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len);
         static native int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes);
+        static native int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len);
+        static native int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len);
         static native int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);
         static native int VAPI_deregister_mr(long hca, long mr);
         static native int VAPI_post_sr(long hca, long qp, long sr);

@@ -40,12 +40,13 @@ public final class VapiEndpoint implements Endpoint {
     }
 
     private byte[] info(byte[] extra) {
-        return new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), extra).encode();
+        return new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), pair.address(), extra).encode();
     }
 
     /**
-     * Parses the peer's information, introduces the peer with the pair's key, moves the queue
-     * pair to RTS with the smaller of both MTUs and posts the receive buffers before returning.
+     * Parses the peer's information, introduces the peer with the pair's key, gives the queue
+     * pair the peer's address when it has one, moves it to RTS with the smaller of both MTUs and
+     * posts the receive buffers before returning.
      */
     @Override
     public synchronized Channel connect(byte[] remoteInfo, InetAddress peerAddress, byte[] pairKey)
@@ -57,6 +58,10 @@ public final class VapiEndpoint implements Endpoint {
         int pathMtu = Math.min(pair.mtu(), remote.mtu());
         try {
             introducer.introduce(remote.id(), remote.extra(), peerAddress, pairKey);
+            byte[] destination = remote.address();
+            if (destination.length > 0) {
+                pair.setDestAddress(destination);
+            }
             pair.connect(remote.id(), remote.qpNum(), pathMtu, serviceLevel, port);
             QueuePairChannel channel = QueuePairChannel.open(pair, pathMtu);
             done = true;

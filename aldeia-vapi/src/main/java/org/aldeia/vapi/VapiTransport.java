@@ -52,7 +52,7 @@ public final class VapiTransport implements Transport {
      * Opens the HCA by name, queries the configured port's LID and allocates the protection
      * domain.
      *
-     * @param hcaId the HCA name ("InfiniHost0"; MicroVAPI: its init string)
+     * @param hcaId the HCA name: the library's init string ("fabric:provider=...", "microvapi:...")
      * @param localId this side's information 1, asked once the HCA is open (MicroVAPI: the
      *     DECK id, wider than a LID); {@code null} for the port's LID
      * @param description for {@link #description()}; the LID and MTU are appended

@@ -6,6 +6,7 @@ import com.sun.jna.Pointer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +36,7 @@ final class FakeVapi implements Vapi {
         Qp peer;
         boolean destroyed;
         String error = "";                                          // EVAPI_query_qp_error's text
+        byte[] destAddress;                                         // EVAPI_set_qp_dest_address's
         final ArrayDeque<long[]> receives = new ArrayDeque<>();   // {id, addr, len}
         final ArrayDeque<byte[]> arrived = new ArrayDeque<>();    // sends waiting for a receive
 
@@ -53,6 +55,8 @@ final class FakeVapi implements Vapi {
     private int nextQpNum = 7;
 
     volatile boolean holdSendCompletions;
+    /** Whether queue pairs have addresses (addressOf); false: VAPI_ENOSYS, as from MicroVAPI. */
+    volatile boolean addresses;
     /** What EVAPI_query_qp_post_bytes says; 0: VAPI_ENOSYS, as from a library with no preference. */
     volatile int postBytes;
     final List<Posted> posted = new ArrayList<>();
@@ -120,6 +124,40 @@ final class FakeVapi implements Vapi {
         qps.put(qp[0], q);
         byNum.put(q.num, q);
         prop.setInt(VapiStructs.QpProp.QP_NUM, q.num);
+        return VAPI_OK;
+    }
+
+    /** The address of the queue pair numbered {@code qpNum} when {@link #addresses} is on. */
+    static byte[] addressOf(int qpNum) {
+        return ("fake-endpoint-" + qpNum).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** The destination address the queue pair numbered {@code qpNum} was given; null: none. */
+    synchronized byte[] destAddressOf(int qpNum) {
+        return byNum.get(qpNum).destAddress;
+    }
+
+    @Override
+    public synchronized int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len) {
+        if (!addresses) {
+            return VAPI_ENOSYS;
+        }
+        byte[] address = addressOf(qps.get(qp).num);
+        if (len[0] < address.length) {
+            len[0] = address.length;
+            return VAPI_EINVAL_PARAM;
+        }
+        System.arraycopy(address, 0, buf, 0, address.length);
+        len[0] = address.length;
+        return VAPI_OK;
+    }
+
+    @Override
+    public synchronized int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len) {
+        if (!addresses) {
+            return VAPI_ENOSYS;
+        }
+        qps.get(qp).destAddress = Arrays.copyOf(addr, len);
         return VAPI_OK;
     }
 

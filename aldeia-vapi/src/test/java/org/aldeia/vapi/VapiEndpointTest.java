@@ -168,12 +168,43 @@ class VapiEndpointTest {
     }
 
     @Test
-    void encodingIsBigEndianIdQpMtuThenExtra() throws IOException {
-        byte[] bytes = new ConnectionInfo(1, 2, 3, new byte[] {4}).encode();
-        assertArrayEquals(ByteBuffer.allocate(13).putInt(1).putInt(2).putInt(3).put((byte) 4).array(), bytes);
+    void encodingIsBigEndianIdQpMtuAddressThenExtra() throws IOException {
+        byte[] bytes = new ConnectionInfo(1, 2, 3, new byte[] {5, 6}, new byte[] {4}).encode();
+        assertArrayEquals(ByteBuffer.allocate(17).putInt(1).putInt(2).putInt(3).putShort((short) 2)
+                .put(new byte[] {5, 6}).put((byte) 4).array(), bytes);
         ConnectionInfo back = ConnectionInfo.parse(bytes);
         assertEquals(List.of(1, 2, 3), List.of(back.id(), back.qpNum(), back.mtu()));
+        assertArrayEquals(new byte[] {5, 6}, back.address());
         assertArrayEquals(new byte[] {4}, back.extra());
+        assertArrayEquals(new byte[0], ConnectionInfo.parse(new ConnectionInfo(1, 2, 3, new byte[0]).encode()).address());
+    }
+
+    @Test
+    void anAddressLongerThanAllowedOrThanTheBytesIsRefusedBeforeAnythingIsCopied() {
+        byte[] tooLong = ByteBuffer.allocate(14 + 300).putInt(1).putInt(2).putInt(3).putShort((short) 300).array();
+        IOException e = assertThrows(IOException.class, () -> ConnectionInfo.parse(tooLong));
+        assertTrue(e.getMessage().contains("address of 300 bytes"), e.getMessage());
+        byte[] cut = ByteBuffer.allocate(14 + 10).putInt(1).putInt(2).putInt(3).putShort((short) 20).array();
+        e = assertThrows(IOException.class, () -> ConnectionInfo.parse(cut));
+        assertTrue(e.getMessage().contains("with 10 left"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new ConnectionInfo(1, 2, 3, new byte[257], new byte[0]));
+    }
+
+    @Test
+    void aQueuePairWithAnAddressSendsItAndIsGivenThePeersBeforeConnecting() throws IOException {
+        fake.addresses = true;
+        VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
+                PeerIntroducer.none(), "fake");
+        Endpoint a = transport.createEndpoint(0, SIZES);
+        Endpoint b = transport.createEndpoint(1, SIZES);
+        ConnectionInfo infoA = ConnectionInfo.parse(a.localInfo());
+        ConnectionInfo infoB = ConnectionInfo.parse(b.localInfo());
+        assertArrayEquals(FakeVapi.addressOf(infoA.qpNum()), infoA.address());
+        Channel channel = a.connect(b.localInfo(), InetAddress.getLoopbackAddress(), Fixtures.KEY);
+        assertArrayEquals(infoB.address(), fake.destAddressOf(infoA.qpNum()), "set before VAPI_modify_qp");
+        channel.close();
+        b.close();
+        transport.close();
     }
 
     @Test

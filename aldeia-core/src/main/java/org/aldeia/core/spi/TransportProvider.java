@@ -21,6 +21,14 @@ public interface TransportProvider {
     boolean isAvailable();
 
     /**
+     * Why {@link #isAvailable()} says no, for the log line that names Aldeia's choice; empty when
+     * it says yes.
+     */
+    default String whyUnavailable() {
+        return isAvailable() ? "" : "its native library is missing";
+    }
+
+    /**
      * Brings the provider's environment up; called once, by the first Aldeia socket of the JVM.
      *
      * @throws IOException naming what is missing (library and where it was looked for) or
