@@ -1,6 +1,8 @@
 package org.aldeia.bench;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.aldeia.core.Aldeia;
@@ -31,6 +33,15 @@ enum Transport {
      */
     ALDEIA_STATIC_SCI_MTU1K("Aldeia, DECK static/sci, mtu 1 KiB (thesis)", "sci", List.of(), Map.of("mtu", "1024")),
     ALDEIA_STATIC_TCP_MTU1K("Aldeia, DECK static/tcp, mtu 1 KiB (thesis)", "tcp", List.of(), Map.of("mtu", "1024")),
+    /**
+     * The fabric route, VAPI over libfabric (issue 13), on the providers this machine has: shm,
+     * and tcp over loopback (through ofi_rxm). Beside the libfabric-shm and libfabric-tcp
+     * anchors, fi_pingpong on the same providers.
+     */
+    ALDEIA_FABRIC_SHM("Aldeia, VAPI over libfabric shm", null, List.of(),
+            settings("socket_type", "SOCKET_VAPI", "fabric_provider", "shm")),
+    ALDEIA_FABRIC_TCP("Aldeia, VAPI over libfabric tcp (loopback)", null, List.of(),
+            settings("socket_type", "SOCKET_VAPI", "fabric_provider", "tcp", "fabric_domain", "lo")),
     /** Agrona reaches into sun.nio.ch to map and unmap the log buffers. */
     AERON_IPC("Aeron IPC (backoff idle)", null, List.of("--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"));
 
@@ -112,7 +123,17 @@ enum Transport {
     }
 
     boolean isAldeia() {
-        return this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP || isInstalled() || staticDeckTransport != null;
+        return this == ALDEIA_DYNAMIC_AUTO || this == ALDEIA_DYNAMIC_TCP || this == ALDEIA_FABRIC_SHM
+                || this == ALDEIA_FABRIC_TCP || isInstalled() || staticDeckTransport != null;
+    }
+
+    /** aldeia.conf keys and values in the order given (the file lists them so). */
+    private static Map<String, String> settings(String... keysAndValues) {
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            settings.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return Collections.unmodifiableMap(settings);
     }
 
     static Transport parse(String optionName) {
