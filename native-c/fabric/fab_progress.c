@@ -201,7 +201,11 @@ static void retire(struct fab_queue *q, struct fab_cq *cq, int drop_when_full)
 
 void fab_progress_locked(struct fab_qp *qp)
 {
-    if (!qp->cq)
+    /* Before connect nothing of ours is in libfabric, and the peer may already be sending (it
+     * connected first): reading now would make shm take that message from a peer not yet in
+     * the address vector, which libfabric 1.17's shm does with a NULL peer region (the JVM
+     * crash at libfabric.so.1+0xd01f7 the bench hit; the keeper progresses every queue pair). */
+    if (!qp->cq || qp->state == VAPI_INIT || qp->state == VAPI_RESET)
         return;
     struct fi_cq_tagged_entry entries[READ_BATCH];
     fab_provider_enter(qp->hca);
