@@ -172,7 +172,8 @@ public final class AldeiaEnvironment implements Closeable {
 
     /**
      * socket_type given: the provider of that type. Not given: SOCKET_VAPI when its provider
-     * can run here, on fabric hardware (the thesis's default), otherwise SOCKET_DECK.
+     * can run here with this configuration (the thesis's default: on fabric hardware, or on the
+     * fabric_provider configured), otherwise SOCKET_DECK, and the log line says why not VAPI.
      */
     private static Choice choose(AldeiaConfiguration config, List<TransportProvider> candidates) throws IOException {
         if (config.socketType().isPresent()) {
@@ -185,12 +186,12 @@ public final class AldeiaEnvironment implements Closeable {
             return new Choice(provider, "socket_type " + type + " configured");
         }
         TransportProvider vapi = find(AldeiaConfiguration.SOCKET_VAPI, candidates);
-        if (vapi != null && vapi.isAvailable()) {
-            return new Choice(vapi, "chosen automatically: fabric hardware found");
+        if (vapi != null && vapi.isAvailable(config)) {
+            return new Choice(vapi, "chosen automatically: SOCKET_VAPI can run here");
         }
-        TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
         String whyNotVapi = vapi == null ? "no SOCKET_VAPI provider on the class path"
-                : "no fabric hardware for SOCKET_VAPI (" + vapi.whyUnavailable() + ")";
+                : "SOCKET_VAPI cannot run here: " + vapi.whyUnavailable(config);
+        TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
         if (deck == null) {
             throw new IOException("no socket_type is configured and Aldeia cannot choose one: " + whyNotVapi
                     + " and no SOCKET_DECK provider on the class path; providers found: " + typesOf(candidates));

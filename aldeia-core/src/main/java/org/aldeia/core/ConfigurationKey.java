@@ -14,8 +14,10 @@ import java.util.List;
 public enum ConfigurationKey {
 
     SOCKET_TYPE("socket_type", "both",
-            "provider: `SOCKET_VAPI` (VAPI over libfabric: fabric hardware) or `SOCKET_DECK` (MicroVAPI over DECK)",
-            null, "chosen: VAPI when libfabric offers a hardware provider here, else DECK", "`SOCKET_*` of an installed provider",
+            "provider: `SOCKET_VAPI` (VAPI over libfabric: fabric hardware, or the `fabric_provider` configured) or "
+                    + "`SOCKET_DECK` (MicroVAPI over DECK)",
+            null, "chosen: VAPI when its adapter opens here (on `fabric_provider`, else on a hardware provider "
+                    + "libfabric offers), else DECK", "`SOCKET_*` of an installed provider",
             "SOCKET_DECK", ConfigurationValue.matching("SOCKET_[A-Z0-9_]+", "a socket type ("
                     + AldeiaConfiguration.SOCKET_VAPI + ", " + AldeiaConfiguration.SOCKET_DECK
                     + " or another installed provider's SOCKET_* name)")),
@@ -87,13 +89,15 @@ public enum ConfigurationKey {
             "the libfabric provider of the fabric route: `verbs` (InfiniBand, RoCE), `efa` (AWS), `cxi` (Slingshot), "
                     + "`opx` or `psm3` (Omni-Path), or `tcp` and `shm` (any machine; tcp and shm are what the route is "
                     + "tested on)",
-            null, "the first hardware provider libfabric offers", "a provider name: letters, digits, `_`, `-`", "verbs",
-            ConfigurationValue.matching("[A-Za-z0-9_-]{1,63}", "a libfabric provider name (letters, digits, _ and -)")),
+            null, "the first hardware provider libfabric offers", "a provider name: 1 .. 63 letters, digits, `_`, `-`",
+            "verbs", ConfigurationValue.matching("[A-Za-z0-9_-]{1,63}",
+                    "a libfabric provider name (1 to 63 letters, digits, _ and -)")),
     FABRIC_DOMAIN("fabric_domain", "VAPI",
             "the provider's domain: an adapter (`mlx5_0`), for tcp a network interface (`lo`, `eth0`)",
-            null, "domain number `infiniband_port` of the provider", "a domain name: letters, digits, `_`, `-`, `.`",
-            "mlx5_0", ConfigurationValue.matching("[A-Za-z0-9_.-]{1,63}",
-                    "a libfabric domain name (letters, digits, _, - and .)")),
+            null, "domain number `infiniband_port` of the provider",
+            "a domain name: 1 .. 63 letters, digits, `_`, `-`, `.`", "mlx5_0",
+            ConfigurationValue.matching("[A-Za-z0-9_.-]{1,63}", "a libfabric domain name (1 to 63 letters, digits, _, - "
+                    + "and .)")),
     INFINIBAND_PORT("infiniband_port", "VAPI", "which of the provider's domains (HCA port), when `fabric_domain` "
             + "names none", 1, "1", "1 .. 255", null, ConfigurationValue.range(1, 255)),
     INFINIBAND_QOS("infiniband_qos", "VAPI", "InfiniBand service level; on libfabric a traffic class: 0 the "

@@ -210,6 +210,26 @@ class AldeiaConfigurationTest {
     }
 
     @Test
+    void theFabricKeysAreReadAndAbsentByDefault() throws IOException {
+        AldeiaConfiguration c = parse("fabric_provider = tcp", "fabric_domain = eth0.100");
+        assertEquals(Optional.of("tcp"), c.fabricProvider());
+        assertEquals(Optional.of("eth0.100"), c.fabricDomain());
+        assertEquals(Optional.empty(), AldeiaConfiguration.defaults().fabricProvider());
+        assertEquals(Optional.empty(), AldeiaConfiguration.defaults().fabricDomain());
+    }
+
+    @Test
+    void aFabricNameThatCouldBreakTheInitStringIsRefused() throws IOException {
+        // ',' and '=' separate the library's init string; a layered provider is named by its core
+        assertNames(parseError("fabric_provider = tcp;ofi_rxm"), 1, "fabric_provider",
+                "'tcp;ofi_rxm' is not a libfabric provider name (1 to 63 letters, digits, _ and -)");
+        assertNames(parseError("fabric_domain = lo,port=2"), 1, "fabric_domain", "is not a libfabric domain name");
+        assertNames(parseError("fabric_provider = " + "v".repeat(64)), 1, "fabric_provider",
+                "is not a libfabric provider name");
+        assertEquals(Optional.of("v".repeat(63)), parse("fabric_provider = " + "v".repeat(63)).fabricProvider());
+    }
+
+    @Test
     void duplicateKeyNamesBothLines() throws IOException {
         assertNames(parseError("mtu = 1024", "mtu = 2048"), 2, "mtu", "given twice (first on line 1)");
     }

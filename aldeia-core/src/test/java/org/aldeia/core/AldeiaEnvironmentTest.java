@@ -12,6 +12,7 @@ import ch.qos.logback.core.read.ListAppender;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.aldeia.core.spi.Endpoint;
@@ -32,6 +33,7 @@ class AldeiaEnvironmentTest {
         final IOException openFailure;
         final AtomicInteger opened = new AtomicInteger();
         final AtomicInteger closed = new AtomicInteger();
+        volatile AldeiaConfiguration askedWith;   // what isAvailable was given
 
         FakeProvider(String type, boolean available, IOException openFailure) {
             this.type = type;
@@ -45,8 +47,14 @@ class AldeiaEnvironmentTest {
         }
 
         @Override
-        public boolean isAvailable() {
+        public boolean isAvailable(AldeiaConfiguration configuration) {
+            askedWith = configuration;
             return available;
+        }
+
+        @Override
+        public String whyUnavailable(AldeiaConfiguration configuration) {
+            return isAvailable(configuration) ? "" : "libfake.so: cannot open shared object file";
         }
 
         @Override
@@ -127,8 +135,8 @@ class AldeiaEnvironmentTest {
         assertEquals("fake SOCKET_DECK, mtu 65536", first.description());
         assertEquals(0, vapi.opened.get());
         assertEquals(1, deck.opened.get());
-        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 65536 (no configuration file; no fabric hardware for "
-                + "SOCKET_VAPI (its native library is missing))"),
+        assertEquals(List.of("Aldeia: using fake SOCKET_DECK, mtu 65536 (no configuration file; SOCKET_VAPI cannot run "
+                + "here: libfake.so: cannot open shared object file)"),
                 infoLines());
     }
 
@@ -139,7 +147,16 @@ class AldeiaEnvironmentTest {
         assertEquals("fake SOCKET_VAPI, mtu 65536", environment(AldeiaConfiguration.defaults(), deck, vapi)
                 .transport().description());
         assertEquals(0, deck.opened.get());
-        assertTrue(infoLines().get(0).contains("fabric hardware found"), infoLines().toString());
+        assertTrue(infoLines().get(0).contains("chosen automatically: SOCKET_VAPI can run here"), infoLines().toString());
+    }
+
+    @Test
+    void theAutomaticChoiceAsksWithTheConfigurationSoThatAConfiguredAdapterCounts() throws IOException {
+        FakeProvider vapi = new FakeProvider("SOCKET_VAPI", false, null);
+        AldeiaConfiguration config = AldeiaConfiguration.of("test", Map.of(ConfigurationKey.MTU, 2048),
+                SocketRules.defaults());
+        environment(config, vapi, new FakeProvider("SOCKET_DECK", true, null)).transport();
+        assertSame(config, vapi.askedWith);
     }
 
     @Test

@@ -110,7 +110,7 @@ class LowerLayerExceptionsTest {
             }
 
             @Override
-            public boolean isAvailable() {
+            public boolean isAvailable(AldeiaConfiguration configuration) {
                 return true;
             }
 

@@ -4,11 +4,11 @@ import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.DeckSciThresholds;
 
 /**
- * The adapter name MicroVAPI is opened with. Real VAPI took "InfiniHost0"; MicroVAPI reads its
- * settings from that string instead, as the thesis did: the MTU, the DECK id, the number of
- * processes, the nodes file and the run secret (static), or "deck=dynamic"; the DECK transport
- * with, unless it is tcp, the thresholds of the shared-memory protocols; and whether DECK tcp is
- * encrypted.
+ * The adapter name MicroVAPI is opened with. Real VAPI took the adapter's name; MicroVAPI reads
+ * its settings from that string instead, as the thesis did (and as the fabric library reads
+ * "fabric:provider=..."): the MTU, the DECK id, the number of processes, the nodes file and the
+ * run secret (static), or "deck=dynamic"; the DECK transport with, unless it is tcp, the
+ * thresholds of the shared-memory protocols; and whether DECK tcp is encrypted.
  */
 final class MicroVapiInitString {
 

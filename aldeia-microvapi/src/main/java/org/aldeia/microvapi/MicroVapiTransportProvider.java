@@ -29,7 +29,7 @@ public final class MicroVapiTransportProvider implements TransportProvider {
     }
 
     @Override
-    public boolean isAvailable() {
+    public boolean isAvailable(AldeiaConfiguration configuration) {
         try {
             DeckLibraries.loadAfterDeck(LIBRARY);
             return true;

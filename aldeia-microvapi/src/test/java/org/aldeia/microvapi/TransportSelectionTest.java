@@ -2,7 +2,6 @@ package org.aldeia.microvapi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,9 +14,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a user sees about the transport, each in a fresh JVM because the Aldeia environment is
- * started once per JVM: the log line naming the automatic choice, and the error for the fabric
- * route configured on a machine without fabric hardware (this one: libfabric offers only its
- * tcp, udp, sockets and shm providers here).
+ * started once per JVM: the log line naming the automatic choice and why not VAPI, the error for
+ * the fabric route configured on a machine without fabric hardware (this one: libfabric offers
+ * only its tcp, udp, sockets and shm providers here), and the automatic choice of the fabric
+ * route when fabric_provider names a provider that opens.
  */
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
 class TransportSelectionTest {
@@ -38,14 +38,25 @@ class TransportSelectionTest {
         String log = child.stderr();
         assertTrue(log.contains("INFO") && log.contains("MicroVAPI over DECK dynamic/auto (shared memory with peers "
                 + "on this host, tcp with others)")
-                && log.contains("no configuration file") && log.contains("no fabric hardware for SOCKET_VAPI (")
+                && log.contains("no configuration file") && log.contains("SOCKET_VAPI cannot run here: ")
                 && (log.contains("libaldeiafabric.so") || log.contains("are not hardware")), log);
     }
 
     @Test
+    void aFabricProviderWithoutSocketTypeIsChosenWhenItOpens(@TempDir Path dir) throws Exception {
+        FabricLibrary.assumeBuilt();
+        Path conf = Files.writeString(dir.resolve("aldeia.conf"), "# no socket_type: the fabric route if it opens\n"
+                + "fabric_provider = tcp\nfabric_domain = lo\n");
+        child = ChildJvm.start(List.of("-Daldeia.configuration=" + conf), PeerMain.class);
+        child.awaitLine("PORT ");
+        String log = child.stderr();
+        assertTrue(log.contains("Aldeia: using VAPI over libfabric tcp (domain lo), lid ")
+                && log.contains("chosen automatically: SOCKET_VAPI can run here"), log);
+    }
+
+    @Test
     void socketVapiWithoutFabricHardwareFailsSayingWhatLibfabricOffers(@TempDir Path dir) throws Exception {
-        assumeTrue(TransportSelectionTest.class.getResource("/linux-x86-64/libaldeiafabric.so") != null,
-                "libaldeiafabric.so was not built (no libfabric headers); FabricTransportProviderTest covers its absence");
+        FabricLibrary.assumeBuilt();
         Path conf = Files.writeString(dir.resolve("aldeia.conf"), "# VAPI on a host without fabric hardware\n"
                 + "socket_type = SOCKET_VAPI\n");
         child = ChildJvm.start(List.of("-Daldeia.configuration=" + conf), PeerMain.class);

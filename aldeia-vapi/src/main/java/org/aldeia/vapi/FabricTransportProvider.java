@@ -1,8 +1,6 @@
 package org.aldeia.vapi;
 
-import com.sun.jna.Function;
 import com.sun.jna.NativeLibrary;
-import com.sun.jna.Platform;
 import java.io.IOException;
 import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.spi.NativeLibraryMissing;
@@ -22,7 +20,10 @@ public final class FabricTransportProvider implements TransportProvider {
     static final String LIBRARY = "aldeiafabric";
     private static final String PURPOSE = "socket_type = " + AldeiaConfiguration.SOCKET_VAPI;
 
-    private volatile String unavailable;   // why the route cannot run here unconfigured; "" once it can
+    /** What the probe of one init string found: "" when its adapter opened. */
+    private record Probe(String initString, String unavailable) {}
+
+    private volatile Probe probe;
 
     @Override
     public String socketType() {
@@ -30,43 +31,48 @@ public final class FabricTransportProvider implements TransportProvider {
     }
 
     /**
-     * Whether the route can run here with no configuration: the library loads and libfabric
-     * offers a hardware provider (an adapter opens and is released again, once per JVM).
-     * libfabric's tcp and shm providers do not count: without fabric hardware DECK serves
-     * those routes.
+     * Whether the route can run here with {@code configuration}: the library loads and the
+     * adapter the init string names opens (without fabric_provider, a hardware provider's:
+     * libfabric's tcp and shm do not count then, as DECK serves those routes). The adapter is
+     * opened and released once; the answer is kept.
      */
     @Override
-    public boolean isAvailable() {
-        return whyUnavailable().isEmpty();
+    public boolean isAvailable(AldeiaConfiguration configuration) {
+        return whyUnavailable(configuration).isEmpty();
     }
 
     @Override
-    public String whyUnavailable() {
-        String reason = unavailable;
-        if (reason == null) {
-            reason = probe();
-            unavailable = reason;
+    public String whyUnavailable(AldeiaConfiguration configuration) {
+        String initString = initString(configuration);
+        Probe known = probe;
+        if (known == null || !known.initString().equals(initString)) {
+            known = new Probe(initString, probe(initString));
+            probe = known;
         }
-        return reason;
+        return known.unavailable();
     }
 
     /**
-     * Opens and releases the default adapter through plain calls: binding {@link VapiDirect}
-     * here would tie the JVM to this library (one VAPI library per JVM) before Aldeia has chosen.
+     * Opens and releases the adapter through plain calls: binding {@link VapiDirect} here would
+     * tie the JVM to this library (one VAPI library per JVM) before Aldeia has chosen. Never
+     * throws: whatever goes wrong is the reason the route is unavailable.
      */
-    private static String probe() {
-        keepTheJvmsSignalHandlers();
+    private static String probe(String initString) {
         try {
+            Libfabric.keepTheJvmsSignalHandlers();
             NativeLibrary library = NativeLibrary.getInstance(LIBRARY);
             long[] hca = new long[1];
-            int ret = library.getFunction("EVAPI_get_hca_hndl").invokeInt(new Object[] {"fabric", hca});
+            int ret = library.getFunction("EVAPI_get_hca_hndl").invokeInt(new Object[] {initString, hca});
             if (ret != VapiConstants.VAPI_OK) {
                 return library.getFunction("EVAPI_last_error").invokeString(new Object[0], false);
             }
             library.getFunction("EVAPI_release_hca_hndl").invokeInt(new Object[] {hca[0]});
             return "";
         } catch (UnsatisfiedLinkError e) {
-            return withLibfabricHint(new NativeLibraryMissing(VapiLibrary.fileName(LIBRARY), PURPOSE, e)).getMessage();
+            return Libfabric.explainMissing(new NativeLibraryMissing(VapiLibrary.fileName(LIBRARY), PURPOSE, e),
+                    System.getenv("LD_LIBRARY_PATH")).getMessage();
+        } catch (RuntimeException e) {
+            return "probing " + VapiLibrary.fileName(LIBRARY) + " failed: " + e;
         }
     }
 
@@ -86,49 +92,22 @@ public final class FabricTransportProvider implements TransportProvider {
                 .toString();
     }
 
-    private static String describe(AldeiaConfiguration c) {
-        return "VAPI over libfabric " + c.fabricProvider().orElse("(first hardware provider)")
-                + c.fabricDomain().map(d -> " domain " + d).orElse(" domain number " + c.infinibandPort());
+    /**
+     * For the INFO line: "VAPI over libfabric tcp (domain lo)", "VAPI over libfabric (first
+     * hardware provider, domain number 1)"; {@link VapiTransport} appends the LID and MTU.
+     */
+    static String describe(AldeiaConfiguration c) {
+        String domain = c.fabricDomain().map(d -> "domain " + d).orElse("domain number " + c.infinibandPort());
+        return "VAPI over libfabric " + c.fabricProvider().map(p -> p + " (" + domain + ")")
+                .orElse("(first hardware provider, " + domain + ")");
     }
 
     private static Vapi load() throws IOException {
-        keepTheJvmsSignalHandlers();
+        Libfabric.keepTheJvmsSignalHandlers();
         try {
             return VapiLibrary.load(LIBRARY, PURPOSE);
         } catch (NativeLibraryMissing e) {
-            throw withLibfabricHint(e);
+            throw Libfabric.explainMissing(e, System.getenv("LD_LIBRARY_PATH"));
         }
-    }
-
-    /**
-     * libfabric as Debian and others build it links the PSM libraries of Intel's old
-     * InfiniPath and Omni-Path adapters, and libpsm_infinipath installs a SIGSEGV handler when it
-     * is loaded, unless IPATH_NO_BACKTRACE is set then. The JVM takes SIGSEGV on purpose (implicit
-     * null checks, safepoint polls): with that handler in place the first null check of compiled
-     * code killed the JVM (measured: a JVM that loads libfabric.so.1 and then catches
-     * NullPointerExceptions in a loop dies with "terminated with signal 11" and a .btr file; with
-     * the variable set it runs). So it is set, with libpsm2's equivalent, in this process's
-     * environment before the library and libfabric load; a value the user set is kept.
-     */
-    private static void keepTheJvmsSignalHandlers() {
-        Function setenv = NativeLibrary.getInstance(Platform.C_LIBRARY_NAME).getFunction("setenv");
-        for (String variable : new String[] {"IPATH_NO_BACKTRACE", "HFI_NO_BACKTRACE"}) {
-            setenv.invokeInt(new Object[] {variable, "1", 0});
-        }
-    }
-
-    /**
-     * When what is missing is libfabric itself (the library loads only with libfabric.so.1
-     * beside it), the error says so, where the dynamic linker looks and what to install.
-     */
-    static NativeLibraryMissing withLibfabricHint(NativeLibraryMissing e) {
-        Throwable cause = e.getCause();
-        String said = cause == null || cause.getMessage() == null ? "" : cause.getMessage();
-        if (!said.contains("libfabric.so")) {
-            return e;
-        }
-        return new NativeLibraryMissing(e.library(), PURPOSE + "; it needs libfabric.so.1, libfabric's library, which "
-                + "the dynamic linker did not find (it looks in LD_LIBRARY_PATH and the ld.so cache): install libfabric "
-                + "(Debian/Ubuntu: apt-get install libfabric1; Fedora/RHEL: dnf install libfabric)", cause);
     }
 }

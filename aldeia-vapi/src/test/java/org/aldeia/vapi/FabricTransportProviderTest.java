@@ -2,7 +2,6 @@ package org.aldeia.vapi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.Mockito.when;
@@ -23,27 +22,25 @@ class FabricTransportProviderTest {
     @Test
     void missingFabricLibraryIsReportedByNameAndIsWhyTheRouteIsUnavailable() {
         FabricTransportProvider provider = new FabricTransportProvider();
+        AldeiaConfiguration c = Fixtures.configuration(1024, 1 << 20, 16);
         assertEquals("SOCKET_VAPI", provider.socketType());
-        assertFalse(provider.isAvailable(), "libaldeiafabric.so is not on this module's class path");
-        assertTrue(provider.whyUnavailable().contains("libaldeiafabric.so"), provider.whyUnavailable());
-        NativeLibraryMissing e = assertThrows(NativeLibraryMissing.class,
-                () -> provider.open(Fixtures.configuration(1024, 1 << 20, 16)));
+        assertFalse(provider.isAvailable(c), "libaldeiafabric.so is not on this module's class path");
+        assertTrue(provider.whyUnavailable(c).contains("libaldeiafabric.so"), provider.whyUnavailable(c));
+        NativeLibraryMissing e = assertThrows(NativeLibraryMissing.class, () -> provider.open(c));
         assertEquals("libaldeiafabric.so", e.library());
         assertTrue(e.getMessage().contains("libaldeiafabric.so") && e.getMessage().contains("SOCKET_VAPI"),
                 e.getMessage());
     }
 
     @Test
-    void aMissingLibfabricIsNamedWithWhereItWasLookedForAndItsPackage() {
-        NativeLibraryMissing linker = new NativeLibraryMissing("libaldeiafabric.so", "socket_type = SOCKET_VAPI",
-                new UnsatisfiedLinkError("libfabric.so.1: cannot open shared object file: No such file or directory"));
-        NativeLibraryMissing e = FabricTransportProvider.withLibfabricHint(linker);
-        assertTrue(e.getMessage().contains("it needs libfabric.so.1") && e.getMessage().contains("LD_LIBRARY_PATH")
-                && e.getMessage().contains("apt-get install libfabric1") && e.getMessage().contains("dnf install libfabric")
-                && e.getMessage().contains("cannot open shared object file"), e.getMessage());
-        NativeLibraryMissing other = new NativeLibraryMissing("libaldeiafabric.so", "x",
-                new UnsatisfiedLinkError("libaldeiafabric.so: cannot open shared object file"));
-        assertSame(other, FabricTransportProvider.withLibfabricHint(other), "only libfabric's absence gets the hint");
+    void theInfoLineNamesProviderAndDomain() {
+        AldeiaConfiguration c = Fixtures.configuration(2048, 1 << 20, 16);
+        assertEquals("VAPI over libfabric (first hardware provider, domain number 1)",
+                FabricTransportProvider.describe(c));
+        when(c.fabricProvider()).thenReturn(Optional.of("shm"));
+        assertEquals("VAPI over libfabric shm (domain number 1)", FabricTransportProvider.describe(c));
+        when(c.fabricDomain()).thenReturn(Optional.of("lo"));
+        assertEquals("VAPI over libfabric shm (domain lo)", FabricTransportProvider.describe(c));
     }
 
     @Test

@@ -23,6 +23,21 @@ public final class NativeLibraryMissing extends IOException {
         this.library = library;
     }
 
+    /** For {@link #dependencyMissing}: the message is given whole. */
+    private NativeLibraryMissing(String library, Throwable cause, String message) {
+        super(message, cause);
+        this.library = library;
+    }
+
+    /**
+     * For a library that was found but does not load because a library it needs is not
+     * installed: then where {@code library} was searched does not help, and {@code message}
+     * says instead which library is missing, where the dynamic linker looked and what to install.
+     */
+    public static NativeLibraryMissing dependencyMissing(String library, String message, Throwable cause) {
+        return new NativeLibraryMissing(library, cause, message);
+    }
+
     public String library() {
         return library;
     }

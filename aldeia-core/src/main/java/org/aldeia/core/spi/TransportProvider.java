@@ -15,17 +15,18 @@ public interface TransportProvider {
     String socketType();
 
     /**
-     * Whether the provider can run here (its native library is present). Used when no
-     * configuration names a socket type and Aldeia must choose by itself.
+     * Whether the provider can run here with {@code configuration} (its native library is
+     * present, and for a provider on hardware, the adapter the configuration names opens). Used
+     * when no configuration names a socket type and Aldeia must choose by itself. Never throws.
      */
-    boolean isAvailable();
+    boolean isAvailable(AldeiaConfiguration configuration);
 
     /**
-     * Why {@link #isAvailable()} says no, for the log line that names Aldeia's choice; empty when
+     * Why {@link #isAvailable} says no, for the log line that names Aldeia's choice; empty when
      * it says yes.
      */
-    default String whyUnavailable() {
-        return isAvailable() ? "" : "its native library is missing";
+    default String whyUnavailable(AldeiaConfiguration configuration) {
+        return isAvailable(configuration) ? "" : "its native library is missing";
     }
 
     /**

@@ -24,7 +24,7 @@ public final class InMemoryTransportProvider implements TransportProvider {
     }
 
     @Override
-    public boolean isAvailable() {
+    public boolean isAvailable(AldeiaConfiguration configuration) {
         return true;
     }
 

@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
+import org.aldeia.microvapi.FabricLibrary;
 import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -90,8 +91,9 @@ class SocketContractTest {
     }
 
     @BeforeAll
-    static void skipWithoutTheLoopbackAddress() {
+    static void skipWithoutTheLoopbackAddressOrTheTransport() throws IOException {
         TestLoopback.assumeUsable(LOOPBACK);
+        FabricLibrary.assumeBuiltIfConfigured();
     }
 
     @AfterAll
