@@ -18,7 +18,7 @@
  * (a writer whose progress finds the reader's data) rings when somebody sleeps.
  *
  * Nothing is dropped: a producer that finds the CQ full leaves the request unfinished in its
- * queue pair (fab_cq_has_room) until a poll makes room. EVAPI_map_cq is not offered
+ * queue pair (fab_cq_try_push) until a poll makes room. EVAPI_map_cq is not offered
  * (VAPI_ENOSYS): completions exist only once somebody calls into the library to read the
  * provider's CQ, so a ring the application reads without calls would never fill.
  */
@@ -29,6 +29,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cpu_relax.h"
 #include "fab_internal.h"
 
 #define FAB_CQ_MAX_ENTRIES (1u << 24)
@@ -64,21 +65,17 @@ static void ring_locked(struct fab_cq *cq)
     }
 }
 
-int fab_cq_has_room(struct fab_cq *cq)
+int fab_cq_try_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc)
 {
     pthread_mutex_lock(&cq->lock);
     int room = cq->tail - cq->head < cq->cap;
+    if (room) {
+        cq->ring[cq->tail++ % cq->cap] = *wc;
+        cq->pushed_ns = vapi_now_ns();
+        ring_locked(cq);
+    }
     pthread_mutex_unlock(&cq->lock);
     return room;
-}
-
-void fab_cq_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc)
-{
-    pthread_mutex_lock(&cq->lock);
-    cq->ring[cq->tail++ % cq->cap] = *wc;
-    cq->pushed_ns = vapi_now_ns();
-    ring_locked(cq);
-    pthread_mutex_unlock(&cq->lock);
 }
 
 VAPI_ret_t fab_cq_attach(const char *fn, struct fab_cq *cq, struct fab_qp *qp)
@@ -227,15 +224,6 @@ static void progress(struct fab_cq *cq)
         pthread_mutex_unlock(&qps[i]->lock);
     }
     unpin_qps(n, handles);
-}
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
 }
 
 /* Until cq holds a completion (VAPI_OK) or timeout_usec passes (0: for ever) or the CQ is

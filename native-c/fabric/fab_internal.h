@@ -143,10 +143,9 @@ VAPI_ret_t fab_mr_desc(const char *fn, struct fab_hca *hca, uint32_t lkey, uint6
 struct fab_cq;
 struct fab_qp;
 
-/* Room for one more completion? Producers (fab_progress.c, holding the QP's lock) check first,
- * so a full CQ holds completions back in the queue pair instead of dropping them. */
-int fab_cq_has_room(struct fab_cq *cq);
-void fab_cq_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc);
+/* Adds wc unless the CQ is full (0 then): producers (fab_progress.c, holding the QP's lock)
+ * keep a completion that does not fit in the queue pair instead of dropping it. */
+int fab_cq_try_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc);
 /* Wakes the CQ's sleeping pollers, so that they look again at what reports to it. */
 void fab_cq_wake(struct fab_cq *cq);
 /* The queue pairs that report to this CQ progress when it is polled (fab_qp.c). */

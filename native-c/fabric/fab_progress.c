@@ -189,9 +189,7 @@ static void retire(struct fab_queue *q, struct fab_cq *cq, int drop_when_full)
         if (s->signaled || s->status != VAPI_SUCCESS) {
             VAPI_wc_desc_t wc = { .id = s->id, .status = s->status, .opcode = s->is_recv ? VAPI_RECEIVE : VAPI_SEND,
                                   .byte_len = s->status == VAPI_SUCCESS || s->is_recv ? s->len : 0 };
-            if (fab_cq_has_room(cq))
-                fab_cq_push(cq, &wc);
-            else if (!drop_when_full)
+            if (!fab_cq_try_push(cq, &wc) && !drop_when_full)
                 break;
         }
         s->state = FAB_FREE;
