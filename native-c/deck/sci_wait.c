@@ -14,6 +14,7 @@
  */
 #include <sched.h>
 #include <time.h>
+#include "cpu_relax.h"
 #include "sci.h"
 
 #define POLLS_PER_CLOCK 64         /* polls between two looks at the bound and the peer */
@@ -21,15 +22,6 @@
  * ns in a virtual machine, as much as a poll of a mailbox: looking every poll made the loop,
  * and so the time to see a message, twice as long. 8 polls overshoot a 30 us window by < 1 us. */
 #define POLLS_PER_SPIN_CLOCK 8
-
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 
 void sci_wait_start(sci_waiter_t *w, deck_bell_t *bell, int timeout_ms)
 {
