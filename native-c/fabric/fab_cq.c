@@ -253,8 +253,8 @@ static VAPI_ret_t wait_nonempty(struct fab_cq *cq, uint32_t timeout_usec)
         int n = pin_qps(cq, qps, handles);
         pthread_mutex_lock(&cq->lock);
         cq->sleepers++;
+        uint64_t slice = (now - cq->pushed_ns) / 4;   /* pushed_ns is written under the lock */
         pthread_mutex_unlock(&cq->lock);
-        uint64_t slice = (now - cq->pushed_ns) / 4;
         slice = slice < SLICE_MIN_NS ? SLICE_MIN_NS : slice > SLICE_MAX_NS ? SLICE_MAX_NS : slice;
         if (held(cq) == EMPTY)
             fab_wait(qps, n, cq->wake_fd, deadline - now, slice);
