@@ -231,3 +231,21 @@ VAPI_ret_t VAPI_query_hca_port_prop(VAPI_hca_hndl_t hca, uint8_t port, VAPI_hca_
     vh_put(hca);
     return ret;
 }
+
+VAPI_ret_t EVAPI_query_hca_fabric(VAPI_hca_hndl_t hca, char *buf, uint32_t len)
+{
+    static const char fn[] = "EVAPI_query_hca_fabric";
+    if (!buf)
+        return vapi_fail(VAPI_EINVAL_PARAM, fn, "buf is NULL");
+    struct fab_hca *h;
+    VAPI_ret_t ret = vh_get(fn, hca, hca, VH_HCA, (void **)&h);
+    if (ret != VAPI_OK)
+        return ret;
+    const char *prov = h->info->fabric_attr->prov_name, *name = h->info->fabric_attr->name;
+    int n = snprintf(buf, len, "%s;%s", prov ? prov : "", name ? name : "");
+    if (n < 0 || (uint32_t)n >= len)
+        ret = vapi_fail(VAPI_EINVAL_PARAM, fn, "%u bytes cannot hold the fabric's name \"%s;%s\"", len,
+                        prov ? prov : "", name ? name : "");
+    vh_put(hca);
+    return ret;
+}

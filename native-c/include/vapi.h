@@ -151,6 +151,13 @@ VAPI_ret_t EVAPI_query_qp_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint8_
 VAPI_ret_t EVAPI_set_qp_dest_address(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const uint8_t *addr,
                                      uint32_t len);
 
+/* The fabric this HCA's queue pairs are on, as "provider;fabric name" (libfabric: "verbs;IB-0xfe80::",
+ * "efa;efa", "tcp;ofi_rxm;198.18.0.0/24"), NUL-terminated into buf (len bytes): two processes
+ * whose strings are equal can reach each other's queue pairs, so Aldeia offers this route only
+ * to a peer that names the same. VAPI_EINVAL_PARAM when buf is too small; VAPI_ENOSYS from a
+ * library without fabrics (MicroVAPI: its peers are DECK's). */
+VAPI_ret_t EVAPI_query_hca_fabric(VAPI_hca_hndl_t hca, char *buf, uint32_t len);
+
 VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t addr, uint64_t size,
                             VAPI_mr_hndl_t *mr, uint32_t *lkey);
 VAPI_ret_t VAPI_deregister_mr(VAPI_hca_hndl_t hca, VAPI_mr_hndl_t mr);

@@ -138,3 +138,9 @@ VAPI_ret_t VAPI_query_hca_port_prop(VAPI_hca_hndl_t hca, uint8_t port, VAPI_hca_
     vh_put(hca);
     return VAPI_OK;
 }
+
+/* MicroVAPI is on no fabric: its peers are DECK's, reached as DECK reaches them. */
+VAPI_ret_t EVAPI_query_hca_fabric(VAPI_hca_hndl_t hca, char *buf, uint32_t len)
+{
+    return vapi_fail(VAPI_ENOSYS, "EVAPI_query_hca_fabric", "MicroVAPI is on no fabric (its peers are DECK's)");
+}

@@ -105,6 +105,12 @@ int main(void)
     VOK(VAPI_query_hca_port_prop(hca, 1, &port));
     CHECK(port.lid != 0 && port.state == 4 && port.max_mtu == 2048);
     VCHECK(VAPI_query_hca_port_prop(hca, 2, &port), VAPI_EINVAL_PARAM);
+    /* the fabric's name: provider and libfabric's fabric (tcp: the interface's subnet, 127.0.0.1/32 on lo) */
+    char fabric[128], tiny[8];
+    VOK(EVAPI_query_hca_fabric(hca, fabric, sizeof fabric));
+    printf("  fabric of tcp on lo: %s\n", fabric);
+    CHECK(strncmp(fabric, "tcp", 3) == 0 && strstr(fabric, ";127.0.0.") != NULL);
+    VCHECK(EVAPI_query_hca_fabric(hca, tiny, sizeof tiny), VAPI_EINVAL_PARAM);
     VOK(EVAPI_release_hca_hndl(hca));
     VCHECK(EVAPI_release_hca_hndl(hca), VAPI_EINVAL_HCA_HNDL);
     for (int i = 0; i < FABRIC_PROVIDERS; i++)
