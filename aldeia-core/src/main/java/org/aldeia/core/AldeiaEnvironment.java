@@ -50,7 +50,7 @@ public final class AldeiaEnvironment implements Closeable {
     private final Object startLock = new Object();
     private boolean started;
     private AldeiaConfiguration configuration;
-    private Transport transport;
+    private Routes routes;
     private IOException startFailure;
     private boolean closed;
 
@@ -124,10 +124,18 @@ public final class AldeiaEnvironment implements Closeable {
         return configuration;
     }
 
-    /** The shared transport; starts the environment if needed. */
+    /**
+     * The shared transport of the first route: the only one unless routes are chosen per peer
+     * ({@link #routes}); starts the environment if needed.
+     */
     public Transport transport() throws IOException {
+        return routes().primary();
+    }
+
+    /** The shared transports, one per route; starts the environment if needed. */
+    Routes routes() throws IOException {
         start();
-        return transport;
+        return routes;
     }
 
     private void start() throws IOException {
@@ -157,9 +165,9 @@ public final class AldeiaEnvironment implements Closeable {
         AldeiaConfiguration config = configurationSource.get();
         List<TransportProvider> candidates = providers.get();
         Choice choice = choose(config, candidates);
-        Transport opened = choice.provider().open(config);
+        Routes opened = openAll(choice.providers(), config);
         configuration = config;
-        transport = opened;
+        routes = opened;
         LOG.info("Aldeia: using {} ({}; {})", opened.description(),
                 config.fromFile() ? "configuration " + config.source() : "no configuration file", choice.reason());
         if (closeAtShutdown) {
@@ -168,12 +176,35 @@ public final class AldeiaEnvironment implements Closeable {
         }
     }
 
-    private record Choice(TransportProvider provider, String reason) {}
+    /** Opens each provider's transport; if one fails, those already open are closed. */
+    private static Routes openAll(List<TransportProvider> providers, AldeiaConfiguration config) throws IOException {
+        List<Transport> opened = new ArrayList<>();
+        try {
+            for (TransportProvider provider : providers) {
+                opened.add(provider.open(config));
+            }
+            return Routes.of(opened);
+        } catch (IOException | RuntimeException e) {
+            for (Transport t : opened) {
+                try {
+                    t.close();
+                } catch (IOException | RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** The providers of the routes, in order of preference between hosts (the last also serves this host). */
+    private record Choice(List<TransportProvider> providers, String reason) {}
 
     /**
-     * socket_type given: the provider of that type. Not given: SOCKET_VAPI when its provider
-     * can run here with this configuration (the thesis's default: on fabric hardware, or on the
-     * fabric_provider configured), otherwise SOCKET_DECK, and the log line says why not VAPI.
+     * socket_type given: the provider of that type alone. Not given: SOCKET_VAPI, when its
+     * provider can run here with this configuration (on fabric hardware, or on the
+     * fabric_provider configured), for peers on other hosts that reach this one through the same
+     * fabric, and SOCKET_DECK for this host's peers and the others; otherwise SOCKET_DECK alone,
+     * and the log line says why not VAPI.
      */
     private static Choice choose(AldeiaConfiguration config, List<TransportProvider> candidates) throws IOException {
         if (config.socketType().isPresent()) {
@@ -183,20 +214,23 @@ public final class AldeiaEnvironment implements Closeable {
                 throw new IOException("socket_type " + type + " (from " + config.source()
                         + ") has no provider on the class path; providers found: " + typesOf(candidates));
             }
-            return new Choice(provider, "socket_type " + type + " configured");
+            return new Choice(List.of(provider), "socket_type " + type + " configured");
         }
         TransportProvider vapi = find(AldeiaConfiguration.SOCKET_VAPI, candidates);
+        TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
         if (vapi != null && vapi.isAvailable(config)) {
-            return new Choice(vapi, "chosen automatically: SOCKET_VAPI can run here");
+            if (deck == null || !deck.isAvailable(config)) {
+                return new Choice(List.of(vapi), "chosen automatically: SOCKET_VAPI can run here, SOCKET_DECK cannot");
+            }
+            return new Choice(List.of(vapi, deck), "chosen automatically per peer: SOCKET_VAPI can run here");
         }
         String whyNotVapi = vapi == null ? "no SOCKET_VAPI provider on the class path"
                 : "SOCKET_VAPI cannot run here: " + vapi.whyUnavailable(config);
-        TransportProvider deck = find(AldeiaConfiguration.SOCKET_DECK, candidates);
         if (deck == null) {
             throw new IOException("no socket_type is configured and Aldeia cannot choose one: " + whyNotVapi
                     + " and no SOCKET_DECK provider on the class path; providers found: " + typesOf(candidates));
         }
-        return new Choice(deck, whyNotVapi);
+        return new Choice(List.of(deck), whyNotVapi);
     }
 
     private static TransportProvider find(String type, List<TransportProvider> candidates) {
@@ -211,13 +245,13 @@ public final class AldeiaEnvironment implements Closeable {
     /** Closes the transport; sockets still open fail on their next operation. Idempotent. */
     @Override
     public void close() throws IOException {
-        Transport toClose;
+        Routes toClose;
         synchronized (startLock) {
             if (closed) {
                 return;
             }
             closed = true;
-            toClose = transport;
+            toClose = routes;
         }
         if (toClose != null) {
             toClose.close();

@@ -181,8 +181,8 @@ public class AldeiaServerSocket extends ServerSocket {
         }
 
         @Override
-        public Transport transport() throws IOException {
-            return environment.transport();
+        public Routes routes() throws IOException {
+            return environment.routes();
         }
     }
 

@@ -200,11 +200,14 @@ public class AldeiaSocket extends Socket {
             connecting = true;
         }
         try {
-            Transport transport = environment.transport();
+            Routes routes = environment.routes();
+            Transport transport = routes.toward(remote);
             long start = System.nanoTime();
             BufferSizes sizes = chooseSizes();
-            attach(ClientBootstrap.connect(channel, transport, endpointThenTcp(transport, sizes, channel, remote, timeout),
-                    bootstrapWait(timeout, start)), sizes, (InetSocketAddress) channel.getLocalAddress(), remote);
+            attach(ClientBootstrap.connect(channel, routes, transport,
+                    endpointThenTcp(transport, sizes, channel, remote, timeout),
+                    other -> other.createEndpoint(id, sizes.endpoint()), bootstrapWait(timeout, start)),
+                    sizes, (InetSocketAddress) channel.getLocalAddress(), remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
                 throw abortedByClose(e);

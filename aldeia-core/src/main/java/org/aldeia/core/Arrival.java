@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
+import org.aldeia.core.spi.Transport;
 
 /**
  * One TCP connection a server socket took and is preparing for accept ({@link
@@ -22,7 +23,8 @@ final class Arrival {
     enum Stage {
         START(true),           // the client's magic and version (or, under a bind rule, any first bytes)
         HELLO_LENGTH(true),    // the HELLO's length
-        HELLO_BODY(true),      // the HELLO's public key, nonce and endpoint info
+        HELLO_BODY(true),      // the HELLO's public key, nonce, route and endpoint info
+        UNROUTED(true),        // our routes to be written: the HELLO named a route we have not
         PROVING(false),        // a worker: the pair key and the reply
         REPLYING(false),       // the reply to be written
         PROOF(false),          // the client's proof
@@ -58,6 +60,10 @@ final class Arrival {
     boolean resumed;
     /** Closed or pushed out: work queued for it is skipped (read by the workers). */
     volatile boolean abandoned;
+    /** Told our routes once ({@link BootstrapProtocol#UNROUTED}): a second unknown route is dropped. */
+    boolean rerouted;
+    /** The transport of the route the client's HELLO named. */
+    Transport transport;
     ServerBootstrap server;
     AldeiaSocket socket;
     /** The channel of the socket handed to accept, until the client confirms (set by the worker). */

@@ -105,7 +105,8 @@ final class BootstrapAcceptor implements Closeable {
         /** An unconnected socket for a client whose HELLO arrived (with the server's SO_RCVBUF). */
         AldeiaSocket newSocket() throws IOException;
 
-        Transport transport() throws IOException;
+        /** The process's transports, one per route: a client's HELLO names the one it is on. */
+        Routes routes() throws IOException;
     }
 
     /** The limits of a server socket's bootstraps: a step's deadline, clients per address. */
@@ -431,6 +432,12 @@ final class BootstrapAcceptor implements Closeable {
                         hello(a);
                     }
                 }
+                case UNROUTED -> {
+                    if (a.writeStep()) {
+                        a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
+                        step(a);
+                    }
+                }
                 case REPLYING -> {
                     if (a.writeStep()) {
                         a.enter(Arrival.Stage.PROOF, BootstrapProtocol.PROOF_BYTES, stepNanos);
@@ -514,8 +521,14 @@ final class BootstrapAcceptor implements Closeable {
      */
     private void hello(Arrival a) throws IOException {
         byte[] hello = a.in.array();
+        String route = BootstrapProtocol.route(hello);
+        Transport transport = sockets.routes().named(route, a.remote.getAddress());
+        if (transport == null) {
+            unrouted(a, route);
+            return;
+        }
+        a.transport = transport;
         a.server = new ServerBootstrap(a.name(), tickets);
-        Transport transport = sockets.transport();
         if (transport.knowsPairKey(BootstrapProtocol.publicKey(hello))) {
             if (a.server.resume(transport, hello)) {
                 a.resumed = true;
@@ -531,6 +544,22 @@ final class BootstrapAcceptor implements Closeable {
             a.out = a.server.prove(transport, hello);
             return Arrival.Stage.REPLYING;
         });
+    }
+
+    /**
+     * A HELLO on a route this process has not (the client's fabric, which this host lacks):
+     * nothing is agreed or created for it; the client hears this process's routes and may offer
+     * one of them in a second HELLO on this connection. A second HELLO on a route this process
+     * has not is dropped.
+     */
+    private void unrouted(Arrival a, String route) throws IOException {
+        if (a.rerouted) {
+            drop(a, "offered route \"" + route + "\" after being told this server's routes");
+            return;
+        }
+        a.rerouted = true;
+        a.out = BootstrapProtocol.unrouted(sockets.routes().names());
+        written(a, Arrival.Stage.UNROUTED);
     }
 
     /** The client proved the pair's key: now it may cost an endpoint, once it has a slot. */
@@ -560,7 +589,7 @@ final class BootstrapAcceptor implements Closeable {
         NativeWork creation = () -> {
             a.socket = sockets.newSocket();
             a.sizes = a.socket.connectionSizes();
-            a.out = a.server.create(sockets.transport(), a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
+            a.out = a.server.create(a.transport, a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
             if (!a.writeEarly()) {
                 return Arrival.Stage.INFORMING;
             }

@@ -2,7 +2,10 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The messages of the bootstrap (thesis Fig. 4.4, steps 1 to 5), over the plain TCP connection
@@ -15,10 +18,17 @@ import java.util.Arrays;
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
  * client -> server, right behind them, in the same segment (HELLO):
- *     +------------+-----------------+------------+-------------+-------------------+-----------------------------------+
- *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | endpoint info (length - 128)      |
- *     +------------+-----------------+------------+-------------+-------------------+-----------------------------------+
- *     ticket and its proof are zeros unless the client holds a ticket this server gave it (below)
+ *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
+ *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | route (1) | route (r) | endpoint info (the rest)|
+ *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
+ *     ticket and its proof are zeros unless the client holds a ticket this server gave it (below);
+ *     route: the length, then the name (ASCII), of the route the endpoint is on
+ *     ({@link org.aldeia.core.spi.Transport#route}, e.g. "deck", "fabric verbs;IB-0xfe80::")
+ * server -> client, when the HELLO's route is not one of the server's (UNROUTED; nothing was
+ * created or computed for it), then the server waits for one more HELLO on this connection:
+ *     +-----------+-------------+------------+----------+------------------------------------------+
+ *     | magic (4) | version (4) | length (4) | mode (1) | the server's routes ('\n' between them)   |
+ *     +-----------+-------------+------------+----------+------------------------------------------+
  * server -> client (REPLY), only once a valid HELLO is in (a client that sent anything else,
  * or too little, hears nothing at all):
  *     +-----------+-------------+------------+----------+-----------------+------------+------------+-----------------------+
@@ -61,8 +71,8 @@ final class BootstrapProtocol {
 
     /** "ALDE". */
     static final int MAGIC = 0x414C4445;
-    /** 4: a ticket resumes a known pair in one round trip (3: every client answered a challenge). */
-    static final int VERSION = 4;
+    /** 5: a HELLO names its route (4: one route per process; 3: every client answered a challenge). */
+    static final int VERSION = 5;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
@@ -72,14 +82,21 @@ final class BootstrapProtocol {
     /** REPLY modes: the client must prove the key now, or its ticket did. */
     static final byte CHALLENGE = 0;
     static final byte RESUMED = 1;
+    /** The reply to a HELLO on a route the server does not have: its routes instead. */
+    static final byte UNROUTED = 2;
     /** Connection information is a few dozen bytes; anything bigger is garbage. */
     static final int MAX_INFO_LENGTH = 4096;
     /** An identity is a few bytes (VAPI: 4). */
     static final int MAX_IDENTITY_LENGTH = 64;
+    /** A route's name: "deck", "fabric " and libfabric's provider and fabric names. */
+    static final int MAX_ROUTE_LENGTH = 200;
+    /** The routes an UNROUTED reply may list. */
+    static final int MAX_ROUTES = 4;
+    static final int MAX_UNROUTED_LENGTH = 1 + MAX_ROUTES * (MAX_ROUTE_LENGTH + 1);
     private static final int TICKET_OFFSET = KEY_BYTES + NONCE_BYTES;
     private static final int TICKET_PROOF_OFFSET = TICKET_OFFSET + TICKET_BYTES;
     static final int HELLO_FIXED = TICKET_PROOF_OFFSET + PROOF_BYTES;
-    static final int MAX_HELLO_LENGTH = HELLO_FIXED + MAX_INFO_LENGTH;
+    static final int MAX_HELLO_LENGTH = HELLO_FIXED + 1 + MAX_ROUTE_LENGTH + MAX_INFO_LENGTH;
     static final int REPLY_FIXED = 1 + KEY_BYTES + NONCE_BYTES + PROOF_BYTES;
     static final int MAX_REPLY_LENGTH = REPLY_FIXED + MAX_IDENTITY_LENGTH;
     /** The client's own bound on each wait for the server. */
@@ -104,18 +121,78 @@ final class BootstrapProtocol {
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */
     static boolean validHelloLength(int length) {
-        return length >= HELLO_FIXED && length <= MAX_HELLO_LENGTH;
+        return length > HELLO_FIXED && length <= MAX_HELLO_LENGTH;
     }
 
-    /** A HELLO body without a ticket: public key, nonce, zeros, endpoint info. */
-    static byte[] body(byte[] publicKey, byte[] nonce, byte[] info) {
-        return helloBody(publicKey, nonce, new byte[TICKET_BYTES], new byte[PROOF_BYTES], info);
+    /** A HELLO body without a ticket: public key, nonce, zeros, route, endpoint info. */
+    static byte[] body(byte[] publicKey, byte[] nonce, String route, byte[] info) {
+        return helloBody(publicKey, nonce, new byte[TICKET_BYTES], new byte[PROOF_BYTES], route, info);
     }
 
-    /** A HELLO body: public key, nonce, ticket, the ticket's proof, endpoint info. */
-    static byte[] helloBody(byte[] publicKey, byte[] nonce, byte[] ticket, byte[] ticketProof, byte[] info) {
-        return ByteBuffer.allocate(HELLO_FIXED + info.length).put(publicKey).put(nonce).put(ticket).put(ticketProof)
-                .put(info).array();
+    /** A HELLO body: public key, nonce, ticket, the ticket's proof, route, endpoint info. */
+    static byte[] helloBody(byte[] publicKey, byte[] nonce, byte[] ticket, byte[] ticketProof, String route,
+            byte[] info) {
+        byte[] name = routeBytes(route);
+        return ByteBuffer.allocate(HELLO_FIXED + 1 + name.length + info.length).put(publicKey).put(nonce).put(ticket)
+                .put(ticketProof).put((byte) name.length).put(name).put(info).array();
+    }
+
+    /** A route's name as it travels: 1 to {@link #MAX_ROUTE_LENGTH} printable ASCII characters. */
+    static byte[] routeBytes(String route) {
+        byte[] name = route.getBytes(StandardCharsets.US_ASCII);
+        if (name.length == 0 || name.length > MAX_ROUTE_LENGTH || !printable(name)
+                || !route.equals(new String(name, StandardCharsets.US_ASCII))) {
+            throw new IllegalArgumentException("a route's name must be 1 to " + MAX_ROUTE_LENGTH
+                    + " printable ASCII characters: \"" + route + "\"");
+        }
+        return name;
+    }
+
+    private static boolean printable(byte[] name) {
+        for (byte b : name) {
+            if (b < 0x20 || b > 0x7e) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The route a HELLO body (of a valid length) names. */
+    static String route(byte[] body) throws IOException {
+        int length = Byte.toUnsignedInt(body[HELLO_FIXED]);
+        if (length == 0 || length > MAX_ROUTE_LENGTH || HELLO_FIXED + 1 + length > body.length) {
+            throw new IOException("a HELLO whose route is " + length + " bytes long, with "
+                    + (body.length - HELLO_FIXED - 1) + " bytes after it");
+        }
+        byte[] name = Arrays.copyOfRange(body, HELLO_FIXED + 1, HELLO_FIXED + 1 + length);
+        if (!printable(name)) {
+            throw new IOException("a HELLO whose route is not printable ASCII");
+        }
+        return new String(name, StandardCharsets.US_ASCII);
+    }
+
+    /** The UNROUTED reply: magic, version, length, mode, the server's routes. */
+    static ByteBuffer unrouted(List<String> routes) {
+        byte[] list = String.join("\n", routes.subList(0, Math.min(routes.size(), MAX_ROUTES)))
+                .getBytes(StandardCharsets.US_ASCII);
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + 1 + list.length).putInt(MAGIC).putInt(VERSION)
+                .putInt(1 + list.length).put(UNROUTED).put(list).flip();
+    }
+
+    /** The routes an UNROUTED reply body (mode first) lists. */
+    static List<String> unroutedRoutes(byte[] body, String peerName) throws IOException {
+        List<String> routes = new ArrayList<>();
+        for (String route : new String(body, 1, body.length - 1, StandardCharsets.US_ASCII).split("\n")) {
+            if (!route.isEmpty()) {
+                try {
+                    routeBytes(route);
+                } catch (IllegalArgumentException e) {
+                    throw new IOException(peerName + " listed a malformed route in its bootstrap reply", e);
+                }
+                routes.add(route);
+            }
+        }
+        return routes;
     }
 
     /** The public key at the start of a HELLO body (of a valid length). */
@@ -139,9 +216,9 @@ final class BootstrapProtocol {
         return covered;
     }
 
-    /** The endpoint info after the fixed part of a HELLO body. */
+    /** The endpoint info after the fixed part and the route of a HELLO body ({@link #route} checked it). */
     static byte[] info(byte[] body) {
-        return Arrays.copyOfRange(body, HELLO_FIXED, body.length);
+        return Arrays.copyOfRange(body, HELLO_FIXED + 1 + Byte.toUnsignedInt(body[HELLO_FIXED]), body.length);
     }
 
     /** What a reply's proof covers: mode, public key, nonce, identity. */

@@ -45,17 +45,25 @@ final class ClientBootstrap {
         this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
     }
 
+    /** Makes the endpoint of this connection on another route, when the server refused the first. */
+    @FunctionalInterface
+    interface EndpointMaker {
+        Endpoint create(Transport transport) throws IOException;
+    }
+
     /**
-     * Steps 3 to 5 on the client side, for {@code endpoint} (of {@code transport}), which this
-     * takes over: it is released if the bootstrap fails. The bootstrap connection is left open;
+     * Steps 3 to 5 on the client side, for {@code endpoint} (of {@code transport}, one of
+     * {@code routes}), which this takes over: it is released if the bootstrap fails. A server
+     * that has not that route lists its own: the first of {@code routes} it has gets an endpoint
+     * from {@code maker}, offered on the same connection. The bootstrap connection is left open;
      * the caller closes it.
      *
      * @param timeoutMillis bound on each wait for the server
      * @return the connected channel
      * @throws IOException naming the server and the step that failed
      */
-    static Channel connect(SocketChannel bootstrap, Transport transport, Endpoint endpoint, int timeoutMillis)
-            throws IOException {
+    static Channel connect(SocketChannel bootstrap, Routes routes, Transport transport, Endpoint endpoint,
+            EndpointMaker maker, int timeoutMillis) throws IOException {
         ClientBootstrap client;
         try {
             client = new ClientBootstrap(bootstrap, timeoutMillis);
@@ -63,19 +71,48 @@ final class ClientBootstrap {
             closeAfterFailure(endpoint, e);
             throw e;
         }
-        return client.run(transport, endpoint);
+        return client.run(routes, transport, endpoint, maker);
     }
 
-    private Channel run(Transport transport, Endpoint endpoint) throws IOException {
+    /** What the client offered in its HELLO, and on which route. */
+    private record Offer(Transport transport, Endpoint endpoint, ClientTickets.Ticket ticket, byte[] ticketKey,
+            byte[] hello) {}
+
+    private Offer offer(Transport transport, Endpoint endpoint) throws IOException {
+        ClientTickets.Ticket ticket = ClientTickets.PROCESS.take(server, transport.publicKey());
+        byte[] ticketKey = ticket == null ? null : transport.pairKey(ticket.serverIdentity(), ticket.serverPublicKey());
+        return new Offer(transport, endpoint, ticket, ticketKey, hello(transport, endpoint, ticket, ticketKey));
+    }
+
+    private Channel run(Routes routes, Transport firstTransport, Endpoint firstEndpoint, EndpointMaker maker)
+            throws IOException {
         Channel channel;
+        Endpoint endpoint = firstEndpoint;
         try {
             // The start and the HELLO in one segment: each write to the server costs a wake-up
             // of its selector.
-            ClientTickets.Ticket ticket = ClientTickets.PROCESS.take(server, transport.publicKey());
-            byte[] ticketKey = ticket == null ? null : transport.pairKey(ticket.serverIdentity(), ticket.serverPublicKey());
-            byte[] hello = hello(transport, endpoint, ticket, ticketKey);
-            write(BootstrapProtocol.startAndHello(hello).array());
-            BootstrapProtocol.Reply reply = readReply();
+            Offer offer = offer(firstTransport, endpoint);
+            write(BootstrapProtocol.startAndHello(offer.hello()).array());
+            byte[] replyBody = readReplyBody();
+            if (replyBody[0] == BootstrapProtocol.UNROUTED) {
+                Transport next = routes.afterRefusal(server, firstTransport.route(),
+                        BootstrapProtocol.unroutedRoutes(replyBody, peerName));
+                Endpoint refused = endpoint;
+                endpoint = null;
+                refused.close();
+                endpoint = maker.create(next);
+                offer = offer(next, endpoint);
+                write(BootstrapProtocol.hello(offer.hello()).array());
+                replyBody = readReplyBody();
+                if (replyBody[0] == BootstrapProtocol.UNROUTED) {
+                    throw new IOException(peerName + " refused route \"" + next.route() + "\" too, which it had listed");
+                }
+            }
+            Transport transport = offer.transport();
+            ClientTickets.Ticket ticket = offer.ticket();
+            byte[] ticketKey = offer.ticketKey();
+            byte[] hello = offer.hello();
+            BootstrapProtocol.Reply reply = BootstrapProtocol.Reply.parse(replyBody, peerName);
             byte[] transcript = BootstrapKeys.transcript(hello, reply.covered());
             byte[] key;
             if (reply.mode() == BootstrapProtocol.RESUMED) {
@@ -103,7 +140,9 @@ final class ClientBootstrap {
             }
             channel = endpoint.connect(info, server.getAddress(), key);
         } catch (IOException | RuntimeException e) {
-            closeAfterFailure(endpoint, e);
+            if (endpoint != null) {
+                closeAfterFailure(endpoint, e);
+            }
             throw e;
         }
         try {
@@ -123,7 +162,8 @@ final class ClientBootstrap {
         }
     }
 
-    private BootstrapProtocol.Reply readReply() throws IOException {
+    /** A reply's body (mode first): a {@link BootstrapProtocol.Reply}, or the server's routes. */
+    private byte[] readReplyBody() throws IOException {
         String what = "its reply";
         int magic = read(in::readInt, what);
         if (magic != BootstrapProtocol.MAGIC) {
@@ -136,23 +176,24 @@ final class ClientBootstrap {
                     + ", which is unsupported (this side speaks version " + BootstrapProtocol.VERSION + ")");
         }
         int length = read(in::readInt, what);
-        if (length < BootstrapProtocol.REPLY_FIXED || length > BootstrapProtocol.MAX_REPLY_LENGTH) {
+        if (length < 1 || length > Math.max(BootstrapProtocol.MAX_REPLY_LENGTH, BootstrapProtocol.MAX_UNROUTED_LENGTH)) {
             throw new IOException(peerName + " sent an invalid bootstrap reply length " + length);
         }
-        return BootstrapProtocol.Reply.parse(readFully(length, what), peerName);
+        return readFully(length, what);
     }
 
     /** A HELLO body: with {@code ticket} and its proof under {@code ticketKey}, when there is one. */
     private static byte[] hello(Transport transport, Endpoint endpoint, ClientTickets.Ticket ticket, byte[] ticketKey)
             throws IOException {
         byte[] publicKey = transport.publicKey(), nonce = BootstrapKeys.nonce(), info = endpoint.localInfo();
+        String route = transport.route();
         if (ticket == null) {
-            return BootstrapProtocol.body(publicKey, nonce, info);
+            return BootstrapProtocol.body(publicKey, nonce, route, info);
         }
         byte[] unproved = BootstrapProtocol.helloBody(publicKey, nonce, ticket.ticket(),
-                new byte[BootstrapProtocol.PROOF_BYTES], info);
+                new byte[BootstrapProtocol.PROOF_BYTES], route, info);
         return BootstrapProtocol.helloBody(publicKey, nonce, ticket.ticket(), BootstrapKeys.ticketProof(ticketKey, unproved),
-                info);
+                route, info);
     }
 
     /**

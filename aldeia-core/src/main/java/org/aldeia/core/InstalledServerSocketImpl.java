@@ -122,8 +122,8 @@ final class InstalledServerSocketImpl extends SocketImpl {
         }
 
         @Override
-        public Transport transport() throws IOException {
-            return environment.get().transport();
+        public Routes routes() throws IOException {
+            return environment.get().routes();
         }
     }
 

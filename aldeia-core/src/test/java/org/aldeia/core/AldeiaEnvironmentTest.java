@@ -70,6 +70,11 @@ class AldeiaEnvironmentTest {
                 }
 
                 @Override
+                public String route() {
+                    return type;
+                }
+
+                @Override
                 public Endpoint createEndpoint(int socketId, EndpointSizes sizes) {
                     throw new UnsupportedOperationException();
                 }
@@ -141,13 +146,26 @@ class AldeiaEnvironmentTest {
     }
 
     @Test
-    void automaticChoicePrefersAnAvailableVapi() throws IOException {
+    void anAvailableVapiServesOtherHostsAndDeckThisOne() throws IOException {
         FakeProvider vapi = new FakeProvider("SOCKET_VAPI", true, null);
         FakeProvider deck = new FakeProvider("SOCKET_DECK", true, null);
-        assertEquals("fake SOCKET_VAPI, mtu 65536", environment(AldeiaConfiguration.defaults(), deck, vapi)
-                .transport().description());
+        AldeiaEnvironment env = environment(AldeiaConfiguration.defaults(), deck, vapi);
+        assertEquals("fake SOCKET_VAPI, mtu 65536", env.transport().description());
+        assertEquals(2, env.routes().names().size(), env.routes().names().toString());
+        assertEquals(1, deck.opened.get());
+        assertTrue(infoLines().get(0).contains("chosen automatically per peer: SOCKET_VAPI can run here"),
+                infoLines().toString());
+        assertTrue(infoLines().get(0).contains("fake SOCKET_DECK, mtu 65536 to this host's peers and the rest"),
+                infoLines().toString());
+    }
+
+    @Test
+    void anAvailableVapiAloneWhenDeckCannotRun() throws IOException {
+        FakeProvider vapi = new FakeProvider("SOCKET_VAPI", true, null);
+        FakeProvider deck = new FakeProvider("SOCKET_DECK", false, null);
+        AldeiaEnvironment env = environment(AldeiaConfiguration.defaults(), deck, vapi);
+        assertEquals(List.of("SOCKET_VAPI"), env.routes().names());
         assertEquals(0, deck.opened.get());
-        assertTrue(infoLines().get(0).contains("chosen automatically: SOCKET_VAPI can run here"), infoLines().toString());
     }
 
     @Test

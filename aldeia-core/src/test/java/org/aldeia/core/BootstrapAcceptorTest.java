@@ -40,8 +40,8 @@ class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
             }
 
             @Override
-            public org.aldeia.core.spi.Transport transport() throws IOException {
-                return environment.transport();
+            public Routes routes() throws IOException {
+                return environment.routes();
             }
         };
     }

@@ -152,7 +152,7 @@ class BootstrapAttackTest {
     /** The start and HELLO of a client claiming to be in-memory transport {@code claimed}, with {@code publicKey}. */
     private static ByteBuffer impostorHello(long claimed, byte[] publicKey) {
         byte[] info = ByteBuffer.allocate(16).putLong(claimed).putLong(Long.MAX_VALUE).array();
-        byte[] body = BootstrapProtocol.body(publicKey, BootstrapKeys.nonce(), info);
+        byte[] body = BootstrapProtocol.body(publicKey, BootstrapKeys.nonce(), "default", info);
         ByteBuffer start = BootstrapProtocol.start(), hello = BootstrapProtocol.hello(body);
         return ByteBuffer.allocate(start.remaining() + hello.remaining()).put(start).put(hello).flip();
     }

@@ -72,8 +72,8 @@ class BootstrapClientFuzzTest extends BootstrapFuzzing {
         Channel connected = null;
         IOException failure = null;
         try (SocketChannel bootstrap = SocketChannel.open(listener.getLocalSocketAddress())) {
-            connected = ClientBootstrap.connect(bootstrap, clientTransport, clientTransport.createEndpoint(0, sizes),
-                    CLIENT_TIMEOUT_MILLIS);
+            connected = ClientBootstrap.connect(bootstrap, Routes.of(clientTransport), clientTransport,
+                    clientTransport.createEndpoint(0, sizes), t -> t.createEndpoint(0, sizes), CLIENT_TIMEOUT_MILLIS);
         } catch (IOException e) {
             failure = e;
         } finally {

@@ -60,8 +60,8 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
             }
 
             @Override
-            public Transport transport() throws IOException {
-                return server.transport();
+            public Routes routes() throws IOException {
+                return server.routes();
             }
         };
         acceptor = new BootstrapAcceptor(listener, 4, "fuzz", BootstrapAcceptor.Mode.ALDEIA,
@@ -96,7 +96,8 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
             }
             if (stage >= 2) {
                 endpoint = clientTransport.createEndpoint(0, sizes);
-                byte[] hello = BootstrapProtocol.body(clientTransport.publicKey(), BootstrapKeys.nonce(), endpoint.localInfo());
+                byte[] hello = BootstrapProtocol.body(clientTransport.publicKey(), BootstrapKeys.nonce(),
+                        clientTransport.route(), endpoint.localInfo());
                 out.write(BootstrapProtocol.hello(hello).array());
                 BootstrapProtocol.Reply reply = readReply(in);
                 if (stage == 3) {

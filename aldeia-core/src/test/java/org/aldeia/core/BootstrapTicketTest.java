@@ -70,10 +70,10 @@ class BootstrapTicketTest {
         byte[] nonce = BootstrapKeys.nonce(), info = endpoint.localInfo();
         if (proof == null) {
             byte[] unproved = BootstrapProtocol.helloBody(from.publicKey(), nonce, ticket.ticket(),
-                    new byte[BootstrapProtocol.PROOF_BYTES], info);
+                    new byte[BootstrapProtocol.PROOF_BYTES], from.route(), info);
             proof = BootstrapKeys.ticketProof(from.pairKey(ticket.serverIdentity(), ticket.serverPublicKey()), unproved);
         }
-        return BootstrapProtocol.helloBody(from.publicKey(), nonce, ticket.ticket(), proof, info);
+        return BootstrapProtocol.helloBody(from.publicKey(), nonce, ticket.ticket(), proof, from.route(), info);
     }
 
     /**

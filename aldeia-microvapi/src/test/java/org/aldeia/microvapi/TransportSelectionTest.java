@@ -42,16 +42,32 @@ class TransportSelectionTest {
                 && (log.contains("libaldeiafabric.so") || log.contains("are not hardware")), log);
     }
 
+    /**
+     * A fabric provider without socket_type: the fabric route for peers on other hosts and DECK
+     * for this host's, both libraries in one JVM; a client on this host is served over DECK.
+     */
     @Test
-    void aFabricProviderWithoutSocketTypeIsChosenWhenItOpens(@TempDir Path dir) throws Exception {
+    void aFabricProviderWithoutSocketTypeServesOtherHostsAndDeckThisHost(@TempDir Path dir) throws Exception {
         FabricLibrary.assumeBuilt();
-        Path conf = Files.writeString(dir.resolve("aldeia.conf"), "# no socket_type: the fabric route if it opens\n"
+        Path conf = Files.writeString(dir.resolve("aldeia.conf"), "# no socket_type: a route per peer\n"
                 + "fabric_provider = tcp\nfabric_domain = lo\n");
-        child = ChildJvm.start(List.of("-Daldeia.configuration=" + conf), PeerMain.class);
-        child.awaitLine("PORT ");
+        List<String> options = List.of("-Daldeia.configuration=" + conf);
+        child = ChildJvm.start(options, PeerMain.class);
+        String port = child.awaitLine("PORT ");
         String log = child.stderr();
         assertTrue(log.contains("Aldeia: using VAPI over libfabric tcp (domain lo), lid ")
-                && log.contains("chosen automatically: SOCKET_VAPI can run here"), log);
+                && log.contains("to peers on other hosts that have that route; MicroVAPI over DECK dynamic/auto")
+                && log.contains("chosen automatically per peer: SOCKET_VAPI can run here"), log);
+
+        ChildJvm client = ChildJvm.start(options, RemoteStreamsMain.class, "127.0.0.1", port, "65536", "1048576");
+        try {
+            assertEquals("OK", client.awaitLine("STREAMS "), client::describe);
+            assertEquals(0, client.waitFor(30), client::describe);
+            assertTrue(client.stderr().contains("Aldeia: peer 127.0.0.1 over MicroVAPI over DECK dynamic/auto")
+                    && client.stderr().contains("(a peer on this host)"), client.stderr());
+        } finally {
+            client.close();
+        }
     }
 
     @Test

@@ -53,9 +53,9 @@ public final class FabricTransportProvider implements TransportProvider {
     }
 
     /**
-     * Opens and releases the adapter through plain calls: binding {@link VapiDirect} here would
-     * tie the JVM to this library (one VAPI library per JVM) before Aldeia has chosen. Never
-     * throws: whatever goes wrong is the reason the route is unavailable.
+     * Opens and releases the adapter through plain calls: a JVM that does not take the route
+     * binds nothing of the library ({@link VapiLibrary} binds for good). Never throws: whatever
+     * goes wrong is the reason the route is unavailable.
      */
     private static String probe(String initString) {
         try {

@@ -71,6 +71,13 @@ public interface Vapi {
      */
     int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len);
 
+    /**
+     * The fabric the HCA is on, "provider;fabric name", NUL-terminated into {@code buf}: two
+     * processes naming the same fabric reach each other's queue pairs. {@code VAPI_EINVAL_PARAM}
+     * when the buffer is too small; {@code VAPI_ENOSYS} from a library on no fabric (MicroVAPI).
+     */
+    int EVAPI_query_hca_fabric(long hca, byte[] buf, int len);
+
     /** The peer's {@link #EVAPI_query_qp_address address}, before {@link #VAPI_modify_qp} connects. */
     int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len);
 

@@ -9,8 +9,9 @@ import com.sun.jna.Pointer;
  * {@link Functions}, bound with {@link Native#register(Class, NativeLibrary)} (direct calls skip
  * the reflection and argument boxing of interface mapping; they matter on the per-write path).
  *
- * <p>A class's natives can be bound to one library only, so a JVM uses one VAPI library:
- * {@link #bind} binds on the first call and refuses another library afterwards.
+ * <p>A class's natives can be bound to one library only: {@link #bind} binds on the first call
+ * and refuses another library afterwards. A JVM that runs a second VAPI library binds it
+ * through a copy of this class ({@link VapiDirectCopies}), which {@link VapiLibrary} makes.
  */
 public final class VapiDirect implements Vapi {
 
@@ -42,7 +43,7 @@ public final class VapiDirect implements Vapi {
         }
         throw new IllegalStateException("this JVM already uses the VAPI library "
                 + boundLibrary.getName() + " (" + boundLibrary.getFile() + "); it cannot also use "
-                + library.getName() + ": one JVM runs one socket_type with one VAPI library");
+                + library.getName() + " through this copy of the class (VapiLibrary binds each library once)");
     }
 
     /** The name of the bound library, e.g. {@code microvapi}. */
@@ -161,6 +162,11 @@ public final class VapiDirect implements Vapi {
     }
 
     @Override
+    public int EVAPI_query_hca_fabric(long hca, byte[] buf, int len) {
+        return Functions.EVAPI_query_hca_fabric(hca, buf, len);
+    }
+
+    @Override
     public int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len) {
         return Functions.EVAPI_query_qp_address(hca, qp, buf, len);
     }
@@ -211,6 +217,7 @@ public final class VapiDirect implements Vapi {
         static native int VAPI_destroy_qp(long hca, long qp);
         static native int EVAPI_query_qp_error(long hca, long qp, byte[] buf, int len);
         static native int EVAPI_query_qp_post_bytes(long hca, long qp, int[] bytes);
+        static native int EVAPI_query_hca_fabric(long hca, byte[] buf, int len);
         static native int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len);
         static native int EVAPI_set_qp_dest_address(long hca, long qp, byte[] addr, int len);
         static native int VAPI_register_mr(long hca, long pd, long addr, long size, long[] mr, int[] lkey);

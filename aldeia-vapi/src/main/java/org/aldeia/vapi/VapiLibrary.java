@@ -2,10 +2,15 @@ package org.aldeia.vapi;
 
 import com.sun.jna.NativeLibrary;
 import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
 import org.aldeia.core.spi.NativeLibraryMissing;
 
-/** Finds a library implementing vapi.h and binds {@link VapiDirect} to it. */
+/** Finds a library implementing vapi.h and binds {@link VapiDirect} (or a copy of it) to it. */
 public final class VapiLibrary {
+
+    /** The libraries bound in this JVM, by name: the first through VapiDirect, the others through copies. */
+    private static final Map<String, Vapi> BOUND = new HashMap<>();
 
     private VapiLibrary() {
     }
@@ -16,13 +21,19 @@ public final class VapiLibrary {
      *
      * @param name the library name without prefix and suffix, e.g. {@code microvapi}
      * @param purpose what it is needed for, for the error, e.g. "socket_type = SOCKET_DECK"
+     * @return the binding; the same for the same library
      * @throws NativeLibraryMissing if it cannot be loaded, or lacks a vapi.h function
-     * @throws IllegalStateException if this JVM already bound another VAPI library
      */
-    public static Vapi load(String name, String purpose) throws IOException {
+    public static synchronized Vapi load(String name, String purpose) throws IOException {
+        Vapi bound = BOUND.get(name);
+        if (bound != null) {
+            return bound;
+        }
         NativeLibrary library = open(name, purpose);
         try {
-            return VapiDirect.bind(library);
+            Vapi vapi = BOUND.isEmpty() ? VapiDirect.bind(library) : VapiDirectCopies.bind(library);
+            BOUND.put(name, vapi);
+            return vapi;
         } catch (UnsatisfiedLinkError e) {
             throw new NativeLibraryMissing(fileName(name), purpose + "; it does not implement vapi.h", e);
         }

@@ -18,6 +18,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class VapiTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(VapiTransport.class);
+    /** A fabric's name, with its NUL: "fabric " and it make a route name of at most 200 characters. */
+    private static final int ROUTE_NAME_MAX = 193;
 
     private final Vapi vapi;
     private final long hca;
@@ -27,12 +29,14 @@ public final class VapiTransport implements Transport {
     private final AldeiaConfiguration configuration;
     private final PeerIntroducer introducer;
     private final String description;
+    private final String route;
     private boolean closed;
     private volatile boolean trimIdleRings;
 
     private VapiTransport(Vapi vapi, long hca, long pd, int lid, int localId,
-            AldeiaConfiguration configuration, PeerIntroducer introducer, String description) {
+            AldeiaConfiguration configuration, PeerIntroducer introducer, String description, String route) {
         this.vapi = vapi;
+        this.route = route;
         this.hca = hca;
         this.pd = pd;
         this.lid = lid;
@@ -65,10 +69,11 @@ public final class VapiTransport implements Transport {
         long hca = handle[0];
         try {
             int lid = queryLid(vapi, hca, configuration.infinibandPort());
+            String route = queryRoute(vapi, hca);
             VapiException.check(vapi, "VAPI_alloc_pd", vapi.VAPI_alloc_pd(hca, handle));
             int id = localId == null ? lid : localId.getAsInt();
             VapiTransport transport = new VapiTransport(vapi, hca, handle[0], lid, id, configuration,
-                    introducer, description + ", lid " + lid + ", mtu " + configuration.mtu());
+                    introducer, description + ", lid " + lid + ", mtu " + configuration.mtu(), route);
             LOG.debug("opened {}", transport.description);
             return transport;
         } catch (IOException | RuntimeException e) {
@@ -108,6 +113,25 @@ public final class VapiTransport implements Transport {
             }
             return VapiStructs.HcaPort.lid(prop);
         }
+    }
+
+    /**
+     * The route of a library on a fabric: "fabric " and its "provider;fabric name", which two
+     * processes share when they reach each other through it. A library on no fabric
+     * (VAPI_ENOSYS) is MicroVAPI, whose peers are DECK's: "deck".
+     */
+    private static String queryRoute(Vapi vapi, long hca) throws VapiException {
+        byte[] name = new byte[ROUTE_NAME_MAX];
+        int ret = vapi.EVAPI_query_hca_fabric(hca, name, name.length);
+        if (ret == VapiConstants.VAPI_ENOSYS) {
+            return "deck";
+        }
+        VapiException.check(vapi, "EVAPI_query_hca_fabric", ret);
+        StringBuilder route = new StringBuilder("fabric ");
+        for (int i = 0; i < name.length && name[i] != 0; i++) {
+            route.append(name[i] >= 0x20 && name[i] <= 0x7e ? (char) name[i] : '?');
+        }
+        return route.toString();
     }
 
     /**
@@ -156,6 +180,11 @@ public final class VapiTransport implements Transport {
                 sizes.receiveWindow(), trimIdleRings);
         return new VapiEndpoint(pair, socketId, localId, introducer,
                 configuration.infinibandQos(), configuration.infinibandPort());
+    }
+
+    @Override
+    public String route() {
+        return route;
     }
 
     @Override

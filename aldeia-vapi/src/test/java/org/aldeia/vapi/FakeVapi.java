@@ -137,6 +137,20 @@ final class FakeVapi implements Vapi {
         return byNum.get(qpNum).destAddress;
     }
 
+    /** Queue pairs with addresses are on a fabric: "fake;fake". */
+    @Override
+    public synchronized int EVAPI_query_hca_fabric(long hca, byte[] buf, int len) {
+        if (!addresses) {
+            return VAPI_ENOSYS;
+        }
+        byte[] name = "fake;fake\0".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        if (len < name.length) {
+            return VAPI_EINVAL_PARAM;
+        }
+        System.arraycopy(name, 0, buf, 0, name.length);
+        return VAPI_OK;
+    }
+
     @Override
     public synchronized int EVAPI_query_qp_address(long hca, long qp, byte[] buf, int[] len) {
         if (!addresses) {

@@ -10,6 +10,16 @@ public interface Transport extends Closeable {
     String description();
 
     /**
+     * Where this transport's endpoints reach, for the choice of a route per peer: two
+     * processes whose transports name the same route can connect through them ("deck": DECK's
+     * shared memory and tcp; "fabric " and libfabric's provider and fabric names). 1 to 200
+     * printable ASCII characters. "default" unless a provider says otherwise.
+     */
+    default String route() {
+        return "default";
+    }
+
+    /**
      * Creates the queue pair of one socket (step 2 of the connection algorithm), not yet
      * connected.
      *

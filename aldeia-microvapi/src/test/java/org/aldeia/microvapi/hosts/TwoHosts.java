@@ -1,5 +1,7 @@
 package org.aldeia.microvapi.hosts;
 
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
 import java.io.IOException;
 import java.io.File;
 import java.net.InetAddress;
@@ -89,11 +91,31 @@ public final class TwoHosts implements AutoCloseable {
         }
     }
 
+    /** {@link #unavailable()}, asked once per JVM. */
+    private static Optional<String> whyUnavailable;
+
+    /**
+     * Skips the calling test when two hosts cannot be made here, with the reason; call it from
+     * each test (or @BeforeEach, not @BeforeAll: Surefire then reports the test skipped with it).
+     */
+    public static synchronized void assumeAvailable() {
+        if (whyUnavailable == null) {
+            whyUnavailable = unavailable();
+        }
+        assumeTrue(whyUnavailable.isEmpty(), () -> "two emulated hosts cannot be made here, so this test is skipped "
+                + "(it needs root and `ip netns`; CI runs it as root): " + whyUnavailable.orElseThrow());
+    }
+
     /** Makes a new pair of hosts, owned by this JVM (stale once it has gone). */
     public static TwoHosts up() throws IOException {
         String id = script("up", "--owner", Long.toString(ProcessHandle.current().pid())).strip();
         LOG.info("two emulated hosts up: run {} (A {}, B {})", id, Host.A.address(), Host.B.address());
         return new TwoHosts(id);
+    }
+
+    /** The name of {@code host}'s end of the link (scripts/twohosts.sh: "ah", the id, a or b). */
+    public String link(Host host) {
+        return "ah" + id + host.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** The run's id: every namespace, interface and mount of the run has it in its name. */

@@ -4,12 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.regex.Pattern;
 import org.aldeia.deck.DeckSegments;
 import org.aldeia.deck.DeckSegments.Segment;
@@ -42,17 +40,9 @@ class TwoHostsTest {
     /** ss -i's count of a socket's retransmitted segments (now/in all), at least one in all. */
     private static final Pattern RETRANSMITTED = Pattern.compile("retrans:\\d+/[1-9]");
 
-    /** Why hosts cannot be made here, asked once. */
-    private static Optional<String> unavailable;
-
-    /** Each test, not the class: Surefire reports a test skipped in @BeforeEach with the reason. */
     @BeforeEach
     void hostsCanBeMadeHere() {
-        if (unavailable == null) {
-            unavailable = TwoHosts.unavailable();
-        }
-        assumeTrue(unavailable.isEmpty(), () -> "two emulated hosts cannot be made here, so this test is skipped "
-                + "(it needs root and `ip netns`; CI runs it as root): " + unavailable.orElseThrow());
+        TwoHosts.assumeAvailable();
     }
 
     @Test
