@@ -3,6 +3,7 @@ package org.aldeia.samples.rmi;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -55,22 +56,37 @@ class RmiSampleTest {
 
     @Test
     void aClientInAnotherJvmCallsTheServerThroughDeck(@TempDir Path logs) throws Exception {
+        callsGoThrough(logs, List.of(), "MicroVAPI over DECK");
+    }
+
+    /** The same over the fabric route, VAPI over libfabric's tcp provider on loopback (issue 13). */
+    @Test
+    void aClientInAnotherJvmCallsTheServerOverTheFabricRoute(@TempDir Path logs) throws Exception {
+        assumeTrue(RmiSampleTest.class.getResource("/linux-x86-64/libaldeiafabric.so") != null,
+                "libaldeiafabric.so was not built: libfabric's headers were missing (apt-get install libfabric-dev)");
+        Path conf = Files.writeString(logs.resolve("aldeia.conf"),
+                "socket_type = SOCKET_VAPI\nfabric_provider = tcp\nfabric_domain = lo\n");
+        callsGoThrough(logs, List.of("-Daldeia.configuration=" + conf), "VAPI over libfabric tcp");
+    }
+
+    /** Server and client JVMs with {@code options}; every call and connection must go over {@code transport}. */
+    private void callsGoThrough(Path logs, List<String> options, String transport) throws Exception {
         int port = freePort();
         Path serverLog = logs.resolve("server.log");
         Path clientLog = logs.resolve("client.log");
-        Process server = start(serverLog, "server", "--port", String.valueOf(port), "--calls",
+        Process server = start(serverLog, options, "server", "--port", String.valueOf(port), "--calls",
                 String.valueOf(CALLS), "--hostname", "127.0.0.1");
         BufferedReader serverOut = stdout(server);
         assertEquals("rmi server " + RmiDemo.READY + " " + port, serverOut.readLine(), log("server", serverLog));
 
-        Process client = start(clientLog, "client", "--host", "127.0.0.1", "--port",
+        Process client = start(clientLog, options, "client", "--host", "127.0.0.1", "--port",
                 String.valueOf(port), "--ints", String.valueOf(INTS), "--calls", String.valueOf(CALLS));
         List<String> clientLines = stdout(client).lines().toList();
         assertEquals(0, exitStatus(client), log("client", clientLog));
         assertEquals(1, clientLines.size(), clientLines.toString());
         assertTrue(clientLines.get(0).startsWith("rmi client: " + CALLS + " calls reversed " + INTS + " ints each in "),
                 clientLines.get(0));
-        assertTrue(clientLines.get(0).contains(" over MicroVAPI over DECK "), clientLines.get(0));
+        assertTrue(clientLines.get(0).contains(" over " + transport + " "), clientLines.get(0));
 
         String served = serverOut.readLine();
         assertEquals(0, exitStatus(server), log("server", serverLog));
@@ -85,13 +101,18 @@ class RmiSampleTest {
         assertTrue(Long.parseLong(counts.group(4)) > payload, "the arrays came in over Aldeia: " + served);
         assertTrue(Long.parseLong(counts.group(5)) > payload, "the reversed arrays went out over Aldeia: " + served);
 
-        assertTrue(Files.readString(serverLog).contains("Aldeia: using MicroVAPI over DECK"), log("server", serverLog));
+        assertTrue(Files.readString(serverLog).contains("Aldeia: using " + transport), log("server", serverLog));
     }
 
-    /** Runs {@link RmiDemo} with {@code args} in a JVM with this one's class path; its log goes to {@code log}. */
-    private Process start(Path log, String... args) throws IOException {
+    /**
+     * Runs {@link RmiDemo} with {@code args} in a JVM with this one's class path and the JVM
+     * {@code options}; its log goes to {@code log}.
+     */
+    private Process start(Path log, List<String> options, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), RmiDemo.class.getName()));
+                "-cp", System.getProperty("java.class.path")));
+        command.addAll(options);
+        command.add(RmiDemo.class.getName());
         command.addAll(List.of(args));
         Process process = new ProcessBuilder(command).redirectError(log.toFile()).start();
         children.add(process);
