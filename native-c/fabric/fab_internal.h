@@ -199,6 +199,14 @@ struct fab_qp {
     uint32_t          addr_len;  /* 8 secret bytes, then the endpoint's name */
     uint64_t          peer_secret;
     fi_addr_t         peer;
+    /* The peer is in the address vector and libfabric reached it when it was put there: only
+     * then is the endpoint read (fab_progress_locked). shm (libfabric 1.17) takes a message
+     * off its queue whatever the queue pair's state, and the first message from an endpoint
+     * carries its name: one from an endpoint that has closed since (or that is not in the
+     * address vector and has closed) makes shm map a region that is gone and dereference NULL
+     * (smr_progress_connreq, libfabric.so.1+0xd01f7). Set under the lock, once; atomic for
+     * fab_wait, which looks without it. */
+    _Atomic int       joined;
     /* +1: always NUL-terminated, whatever the peer sent, for providers whose names are strings
      * (shm reads the name fi_av_insert is given up to its NUL) */
     uint8_t           peer_addr[EVAPI_QP_ADDRESS_MAX + 1];
@@ -241,6 +249,9 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
  * peer's pid is gone (tried when the peer is given up and again at destroy: a hung peer may be
  * killed in between). */
 void fab_reap_dead_peer(const struct fab_qp *qp);
+/* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
+ * that libfabric did not map it (fab_reap.c); 1 otherwise. */
+int fab_shm_peer_mapped(const struct fab_qp *qp);
 /* After the endpoint is closed: every request not finished completes with VAPI_WR_FLUSH_ERR
  * as far as the CQs have room (the queue pair is going away). */
 void fab_flush_locked(struct fab_qp *qp);

@@ -54,7 +54,7 @@ void fab_pump_locked(struct fab_qp *qp)
 
 static void pump(struct fab_qp *qp)
 {
-    if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
+    if (!qp->joined || (qp->state != VAPI_RTR && qp->state != VAPI_RTS))
         return;
     for (int i = 0; i < FAB_CREDIT_BUFS; i++) {
         struct fab_credit *c = &qp->credit_rx[i];
@@ -197,14 +197,9 @@ static void retire(struct fab_queue *q, struct fab_cq *cq, int drop_when_full)
     }
 }
 
-void fab_progress_locked(struct fab_qp *qp)
+/* Reads the libfabric CQ and acts on what it says, then hands libfabric what may go. */
+static void read_cq(struct fab_qp *qp)
 {
-    /* Before connect nothing of ours is in libfabric, and the peer may already be sending (it
-     * connected first): reading now would make shm take that message from a peer not yet in
-     * the address vector, which libfabric 1.17's shm does with a NULL peer region (the JVM
-     * crash at libfabric.so.1+0xd01f7 the bench hit; the keeper progresses every queue pair). */
-    if (!qp->cq || qp->state == VAPI_INIT || qp->state == VAPI_RESET)
-        return;
     struct fi_cq_tagged_entry entries[READ_BATCH];
     fab_provider_enter(qp->hca);
     for (;;) {
@@ -235,6 +230,17 @@ void fab_progress_locked(struct fab_qp *qp)
     }
     pump(qp);
     fab_provider_leave(qp->hca);
+}
+
+void fab_progress_locked(struct fab_qp *qp)
+{
+    /* Until the peer joined (fab_internal.h) nothing of ours is in libfabric, and the peer may
+     * already be sending (it connected first): reading would make shm take that message from
+     * a peer it has not mapped, a NULL peer region (libfabric.so.1+0xd01f7, the keeper
+     * progresses every queue pair); a queue pair whose peer left before it joined is never
+     * read. What the queue pair finished itself (a failure before connect) still retires. */
+    if (qp->cq && qp->joined)
+        read_cq(qp);
     retire(&qp->sq, qp->scq, 0);
     retire(&qp->rq, qp->rcq, 0);
 }

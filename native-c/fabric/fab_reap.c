@@ -7,12 +7,26 @@
  * that has given its peer up can remove the object once the pid it names is gone, as DECK's
  * sci transport removes a dead peer's segments. Nothing else is touched: another name shape,
  * another provider, a live pid.
+ *
+ * Whether shm mapped a peer. fi_av_insert on shm opens the peer's object by its name and maps
+ * it; when the object is not there (the peer closed its endpoint, or was reaped) libfabric 1.17
+ * still reports success, with no region behind the address (smr_map_add forgives -ENOENT), and
+ * the first message that peer had already sent, its name announcement (a "connreq"), then
+ * makes shm dereference that missing region when the endpoint is read: a SIGSEGV at
+ * libfabric.so.1+0xd01f7 (smr_progress_connreq: peer_smr->pid). An object name is used once
+ * (pid, uid and a per-process counter), created before the address is handed out and removed
+ * when its endpoint closes: so one that is there after fi_av_insert returned was there when
+ * libfabric opened it inside, and one that is not was not mapped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fab_internal.h"
 
@@ -33,4 +47,35 @@ void fab_reap_dead_peer(const struct fab_qp *qp)
     if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
         return;   /* alive (or not ours to judge): it closes its own endpoint */
     shm_unlink(object);
+}
+
+/* Where libfabric 1.17's shm opens a peer's object (smr_no_prefix, SMR_NAME_MAX): the name
+ * after "://", or all of it, at most 255 bytes. */
+static void shm_object_of(const struct fab_qp *qp, char *out, size_t cap)
+{
+    const char *name = (const char *)qp->peer_addr + FAB_ADDR_HEAD;
+    const char *start = strstr(name, "://");
+    snprintf(out, cap, "%s", start ? start + 3 : name);
+}
+
+static int provider_is_shm(const struct fab_hca *h)
+{
+    const char *prov = h->info->fabric_attr->prov_name;
+    return prov && strncmp(prov, "shm", 3) == 0 && (prov[3] == '\0' || prov[3] == ';');
+}
+
+int fab_shm_peer_mapped(const struct fab_qp *qp)
+{
+    if (!provider_is_shm(qp->hca))
+        return 1;
+    char object[256];
+    shm_object_of(qp, object, sizeof object);
+    int fd = shm_open(object, O_RDONLY, 0);
+    if (fd < 0)
+        return 0;   /* gone, or a name libfabric could not have opened either */
+    struct stat st;
+    /* an object a region was never written into (a made-up name): shm forgives that too */
+    int ok = fstat(fd, &st) == 0 && st.st_size >= 4096;
+    close(fd);
+    return ok;
 }

@@ -22,7 +22,8 @@ void fab_wait(struct fab_qp **qps, int n, int wake_fd, uint64_t timeout_ns, uint
     struct fid *fids[n > 0 ? n : 1];
     int nfds = 0, nfids = 0, waitless = 0;
     for (int i = 0; i < n; i++) {
-        if (qps[i]->wait_fd < 0 || !qps[i]->cq) {
+        /* fi_trywait progresses the endpoint: not one whose peer has not joined (fab_internal.h) */
+        if (qps[i]->wait_fd < 0 || !qps[i]->cq || !qps[i]->joined) {
             waitless = 1;
             continue;
         }
