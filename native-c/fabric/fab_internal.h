@@ -26,8 +26,8 @@
  *
  *   data    tag = peer's secret                one VAPI send request = one message, 0..mtu
  *                                              bytes (0 bytes: the channel's end of stream)
- *   credit  tag = peer's secret | 1            4 bytes, little-endian: receives posted by the
- *                                              sender of the credit since connect (mod 2^32)
+ *   credit  tag = peer's secret | 1            4 bytes, little-endian: receives the sender of the
+ *                                              credit handed to libfabric (mod 2^32)
  *
  * Where the provider carries remote CQ data (cq_data_size >= 4: shm, tcp, verbs, efa), every
  * data message also carries that count as its CQ data, so a socket whose peer answers needs no
@@ -41,9 +41,13 @@
  *
  * Flow control, as InfiniBand's receiver-not-ready retry keeps a sender from overrunning
  * posted receives: a data message goes out only within the peer's credit (receives it has
- * posted); the rest waits in this library's send queue, bounded by max_send_wr, and the
- * writer's ring fills and its write blocks, as on TCP. So what a provider holds for a
- * receiver that posts nothing (unexpected messages) is bounded by that receiver's own window.
+ * handed to libfabric); the rest waits in this library's send queue, bounded by max_send_wr,
+ * and the writer's ring fills and its write blocks, as on TCP. So a data message never waits
+ * in libfabric as unexpected (one that matches no posted receive): libfabric 1.17's ofi_rxm
+ * crashes in fi_trecv when a receive matches an unexpected rendezvous message (above its 16 KiB
+ * eager limit) whose sender has closed since (the connection's endpoint is NULL by then:
+ * libfabric.so.1+0xafe00, fi_readv in rxm_rndv_xfer_read; test_fabric_window). Credit messages
+ * may wait unexpected: they are 4 bytes, eager everywhere.
  *
  * Liveness. A queue pair that has sent its peer nothing for a keepalive period sends a credit
  * message (its count unchanged), and one that has heard nothing from its peer for peer_timeout
@@ -221,8 +225,11 @@ struct fab_qp {
     uint32_t          tx_inflight;  /* sends and credits libfabric holds (<= tx_depth) */
     uint32_t          peer_credit;  /* receives the peer posted, as it last said (mod 2^32) */
     uint32_t          data_sent;    /* data messages handed to libfabric (mod 2^32) */
-    uint32_t          recv_posted;  /* receives the application posted since create */
-    uint32_t          credit_told;  /* recv_posted as last sent to the peer */
+    /* Data receives handed to libfabric since create (mod 2^32): the credit. Not the receives
+     * the application posted: those beyond what the provider takes at once wait here, and a
+     * message sent on their credit would wait in libfabric as unexpected (see below). */
+    uint32_t          recv_handed;
+    uint32_t          credit_told;  /* recv_handed as last sent to the peer */
     uint32_t          data_received;/* data messages that arrived (mod 2^32) */
     int               credit_due;   /* a credit message must go even if the peer has enough */
     int               cq_data;      /* the provider carries 4 bytes of CQ data with a message */

@@ -38,12 +38,8 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         else if (d->len > 0)
             ret = fab_mr_desc(fn, obj->hca, d->lkey, d->addr, d->len, &s->desc);
     }
-    if (ret == VAPI_OK) {
-        q->tail += num;
-        if (recv) {
-            obj->recv_posted += num;   /* told the peer when it runs low (fab_pump_locked) */
-        }
-    }
+    if (ret == VAPI_OK)
+        q->tail += num;   /* a receive counts as credit once handed to libfabric (fab_pump_locked) */
     fab_pump_locked(obj);
     pthread_mutex_unlock(&obj->lock);
     vh_put(qp);

@@ -39,7 +39,7 @@ static int posted(struct fab_qp *qp, const char *call, ssize_t rc)
 /* The peer believes it may send fewer than half of the receives we hold posted: tell it more. */
 static int credit_low(const struct fab_qp *qp)
 {
-    uint32_t posted = qp->recv_posted - qp->data_received, peer_view = qp->credit_told - qp->data_received;
+    uint32_t posted = qp->recv_handed - qp->data_received, peer_view = qp->credit_told - qp->data_received;
     return peer_view < (posted + 1) / 2;
 }
 
@@ -75,11 +75,12 @@ static void pump(struct fab_qp *qp)
             break;
         s->state = FAB_POSTED;
         rq->next++;
+        qp->recv_handed++;   /* credit only now: see fab_internal.h */
     }
     if (qp->state == VAPI_ERR)
         return;
     if ((qp->credit_due || credit_low(qp)) && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
-        uint32_t v = qp->recv_posted;
+        uint32_t v = qp->recv_handed;
         for (int i = 0; i < 4; i++)
             qp->credit_tx.value[i] = (uint8_t)(v >> (8 * i));
         int r = posted(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, sizeof qp->credit_tx.value,
@@ -99,7 +100,7 @@ static void pump(struct fab_qp *qp)
     while (qp->state == VAPI_RTS && sq->next != sq->tail && (int32_t)(qp->peer_credit - qp->data_sent) > 0
            && qp->tx_inflight < qp->tx_depth) {
         struct fab_slot *s = &sq->slots[sq->next % sq->cap];
-        uint32_t v = qp->recv_posted;
+        uint32_t v = qp->recv_handed;
         int r = posted(qp, "fi_tsend", qp->cq_data
                        ? fi_tsenddata(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, v, qp->peer,
                                       qp->peer_secret, &s->ctx)

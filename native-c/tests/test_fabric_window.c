@@ -1,0 +1,157 @@
+/*
+ * What libaldeiafabric lets libfabric hold for a receiver, over shm and tcp (through ofi_rxm),
+ * with 32 KiB blocks (above ofi_rxm's 16 KiB eager limit: rendezvous messages, which the
+ * receiver reads from the sender when a receive matches) and peer_timeout = 1000 ms:
+ *
+ *  - a data message never waits in libfabric as unexpected: a receiver that posted more
+ *    receives than the provider takes at once (ofi_rxm's rx_size is 32 here) and does not
+ *    poll, whose sender then destroys its queue pair, later reads what arrived, in order,
+ *    then an error, and does not crash. libfabric 1.17's ofi_rxm, when a receive matches an
+ *    unexpected rendezvous message whose connection has closed since, reads through the
+ *    connection's NULL endpoint: SIGSEGV at libfabric.so.1+0xafe00 (rxm_rndv_xfer_read ->
+ *    fi_readv) inside fi_trecv.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabric_util.h"
+
+#define BLOCK   32768u
+#define BLOCKS  64u
+
+struct side_res {
+    VAPI_hca_hndl_t hca;
+    VAPI_pd_hndl_t  pd;
+    VAPI_cq_hndl_t  scq, rcq;
+    VAPI_qp_hndl_t  qp;
+    VAPI_qp_prop_t  prop;
+    uint8_t        *mem;   /* BLOCKS blocks */
+    VAPI_mr_hndl_t  mr;
+    uint32_t        lkey;
+};
+
+static void open_side(struct side_res *r, uint32_t rcq_entries)
+{
+    uint32_t n;
+    VOK(EVAPI_get_hca_hndl(hca_id, &r->hca));
+    VOK(VAPI_alloc_pd(r->hca, &r->pd));
+    VOK(VAPI_create_cq(r->hca, BLOCKS + 1, &r->scq, &n));
+    VOK(VAPI_create_cq(r->hca, rcq_entries, &r->rcq, &n));
+    VAPI_qp_init_attr_t a = { .sq_cq_hndl = r->scq, .rq_cq_hndl = r->rcq, .max_send_wr = BLOCKS,
+                              .max_recv_wr = BLOCKS };
+    VOK(VAPI_create_qp(r->hca, &a, &r->qp, &r->prop));
+    size_t bytes = (size_t)BLOCK * BLOCKS;
+    r->mem = aligned_alloc(4096, bytes);
+    CHECK(r->mem);
+    memset(r->mem, 0, bytes);
+    VOK(VAPI_register_mr(r->hca, r->pd, (uint64_t)(uintptr_t)r->mem, bytes, &r->mr, &r->lkey));
+}
+
+static void connect_side(struct side_res *r)
+{
+    struct end e = { .hca = r->hca, .qp = r->qp, .prop = r->prop };
+    connect_end(&e);
+}
+
+static void close_side(struct side_res *r, int qp_gone)
+{
+    if (!qp_gone)
+        VOK(VAPI_destroy_qp(r->hca, r->qp));
+    VAPI_wc_desc_t wc;
+    while (VAPI_poll_cq(r->hca, r->scq, &wc) == VAPI_OK || VAPI_poll_cq(r->hca, r->rcq, &wc) == VAPI_OK)
+        ;
+    VOK(VAPI_deregister_mr(r->hca, r->mr));
+    VOK(VAPI_destroy_cq(r->hca, r->scq));
+    VOK(VAPI_destroy_cq(r->hca, r->rcq));
+    VOK(VAPI_dealloc_pd(r->hca, r->pd));
+    VOK(EVAPI_release_hca_hndl(r->hca));
+    free(r->mem);
+}
+
+static uint8_t pattern(uint32_t k, uint32_t j)
+{
+    return (uint8_t)(k * 13 + j * 5 + 1);
+}
+
+static void post_block_recv(struct side_res *r, uint32_t k)
+{
+    VAPI_rr_desc_t d = { .id = k, .opcode = VAPI_RECEIVE, .addr = (uint64_t)(uintptr_t)(r->mem + (size_t)k * BLOCK),
+                         .len = BLOCK, .lkey = r->lkey };
+    VOK(VAPI_post_rr(r->hca, r->qp, &d));
+}
+
+static void post_block_send(struct side_res *r, uint32_t k)
+{
+    uint8_t *b = r->mem + (size_t)k * BLOCK;
+    for (uint32_t j = 0; j < BLOCK; j++)
+        b[j] = pattern(k, j);
+    VAPI_sr_desc_t d = { .id = k, .opcode = VAPI_SEND, .addr = (uint64_t)(uintptr_t)b, .len = BLOCK,
+                         .lkey = r->lkey, .comp_type = VAPI_SIGNALED };
+    VOK(VAPI_post_sr(r->hca, r->qp, &d));
+}
+
+/* Receives block k in order; 0 when the completion is an error instead. */
+static int receive_block(struct side_res *r, uint32_t k, uint32_t timeout_usec)
+{
+    VAPI_wc_desc_t wc;
+    VOK(EVAPI_poll_cq_block(r->hca, r->rcq, timeout_usec, &wc));
+    if (wc.status != VAPI_SUCCESS)
+        return 0;
+    CHECK(wc.id == k && wc.byte_len == BLOCK);
+    const uint8_t *b = r->mem + (size_t)k * BLOCK;
+    for (uint32_t j = 0; j < BLOCK; j++)
+        CHECK(b[j] == pattern(k, j));
+    return 1;
+}
+
+/* The sender posts every block at once and leaves after 1.5 s, whatever completed; the
+ * receiver posted all its receives and polls nothing until the sender is gone (its keeper
+ * progresses it meanwhile, into a receive CQ of 8 entries). */
+static void sender_leaves(int sender)
+{
+    struct side_res r;
+    open_side(&r, 8);
+    if (!sender)
+        for (uint32_t k = 0; k < BLOCKS; k++)
+            post_block_recv(&r, k);
+    connect_side(&r);
+    if (sender) {
+        for (uint32_t k = 0; k < BLOCKS; k++)
+            post_block_send(&r, k);
+        uint32_t done = 0;
+        VAPI_wc_desc_t wc;
+        for (int i = 0; i < 15; i++)   /* 1.5 s of progress: the receiver reads what matched */
+            while (EVAPI_poll_cq_block(r.hca, r.scq, 100000, &wc) == VAPI_OK)
+                done += wc.status == VAPI_SUCCESS;
+        printf("  sender: %u of %u sends completed, then destroyed\n", done, BLOCKS);
+        VOK(VAPI_destroy_qp(r.hca, r.qp));
+        sync_peer();
+        close_side(&r, 1);
+        return;
+    }
+    sync_peer();
+    usleep(500 * 1000);   /* the sender's connection closes here; the keeper sees it */
+    uint32_t got = 0;
+    while (got < BLOCKS && receive_block(&r, got, POLL_USEC))
+        got++;
+    char why[256];
+    VOK(EVAPI_query_qp_error(r.hca, r.qp, why, sizeof why));
+    printf("  receiver: %u blocks in order, then: %s\n", got, got < BLOCKS ? why : "(all)");
+    CHECK(got > 0);
+    close_side(&r, 0);
+}
+
+int main(void)
+{
+    /* ofi_rxm takes 32 posted receives per endpoint (default 2048), so that 64 exceed it */
+    setenv("FI_OFI_RXM_RX_SIZE", "32", 1);
+    fabric_mtu = BLOCK;
+    for (int i = 0; i < FABRIC_PROVIDERS; i++) {
+        printf("%s\n", fabric_select(i, ",peer_timeout=1000"));
+        run_pair(sender_leaves);
+    }
+    printf("test_fabric_window: ok\n");
+    return 0;
+}
