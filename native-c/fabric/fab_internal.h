@@ -28,6 +28,15 @@
  *                                              bytes (0 bytes: the channel's end of stream)
  *   credit  tag = peer's secret | 1            4 bytes, little-endian: receives the sender of the
  *                                              credit handed to libfabric (mod 2^32)
+ *   goodbye tag = peer's secret | 1            8 bytes: a credit, then flags (little-endian),
+ *                                              bit 0 set: the sender destroys its queue pair
+ *
+ * Goodbye. VAPI_destroy_qp sends one (waiting at most FAB_GOODBYE_WAIT_MS for its completion)
+ * before it closes the endpoint, so the peer's requests fail at once ("the peer destroyed its
+ * queue pair") rather than after peer_timeout: a reader blocked on a socket whose peer closed
+ * sees it as on TCP. It goes after everything the queue pair sent (send-after-send order), so
+ * what was sent before it arrives first; a peer of an older build, whose credit buffers hold 4
+ * bytes, sees a truncated credit and fails as well.
  *
  * Where the provider carries remote CQ data (cq_data_size >= 4: shm, tcp, verbs, efa), every
  * data message also carries that count as its CQ data, so a socket whose peer answers needs no
@@ -158,6 +167,10 @@ void fab_cq_detach(struct fab_cq *cq, struct fab_qp *qp);
 
 /* ---- queue pairs (fab_qp.c, fab_post.c, fab_progress.c, fab_wait.c) ---------------------- */
 #define FAB_CREDIT_BUFS 2       /* credit receives kept posted */
+#define FAB_CREDIT_LEN  4u      /* a credit message; a goodbye has flags after it */
+#define FAB_GOODBYE_LEN 8u
+#define FAB_GOODBYE     1u      /* flag: the sender destroys its queue pair */
+#define FAB_GOODBYE_WAIT_MS 50u /* longest a destroy waits for its goodbye to leave */
 #define FAB_ADDR_HEAD   12u     /* secret and qp_num before the endpoint's name (fab_qp.c) */
 
 enum fab_slot_state { FAB_FREE = 0, FAB_QUEUED, FAB_POSTED, FAB_DONE };
@@ -179,7 +192,7 @@ struct fab_slot {
 /* A credit message's buffer, received or sent; its address is the operation context. */
 struct fab_credit {
     struct fi_context2 ctx;
-    uint8_t            value[4];   /* little-endian */
+    uint8_t            value[8];   /* count, then flags (a goodbye only), little-endian */
     uint8_t            busy;       /* handed to libfabric */
 };
 
@@ -238,7 +251,12 @@ struct fab_qp {
     int               peer_silent;  /* given up for silence: reaped at the failure and at destroy */
     struct fab_credit credit_rx[FAB_CREDIT_BUFS];
     struct fab_credit credit_tx;
-    struct fid_mr    *credit_mr;    /* credit_rx and credit_tx, when the provider wants FI_MR_LOCAL */
+    struct fab_credit goodbye_tx;   /* last: credit_mr covers credit_rx up to here */
+    struct fid_mr    *credit_mr;    /* the credit buffers, when the provider wants FI_MR_LOCAL */
+    int               peer_left;    /* the peer's goodbye came: it destroyed its queue pair */
+    /* something of the peer's arrived: it connected, and on shm it knows this endpoint (a send
+     * to a peer that has not answered shm's name announcement waits for it: FI_EAGAIN) */
+    int               heard_any;
 };
 
 /* With qp->lock held. */
@@ -259,6 +277,9 @@ void fab_reap_dead_peer(const struct fab_qp *qp);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c); 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp);
+/* Destroy, the queue pair failed already: tells a peer that joined and has not left that this
+ * one goes, and waits for that to leave, at most FAB_GOODBYE_WAIT_MS (fab_internal.h's top). */
+void fab_goodbye_locked(struct fab_qp *qp);
 /* After the endpoint is closed: every request not finished completes with VAPI_WR_FLUSH_ERR
  * as far as the CQs have room (the queue pair is going away). */
 void fab_flush_locked(struct fab_qp *qp);

@@ -5,8 +5,10 @@
  * Which thread does it does not matter: the reader polling its CQ, the writer waiting for a
  * send completion, a post.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
@@ -83,7 +85,7 @@ static void pump(struct fab_qp *qp)
         uint32_t v = qp->recv_handed;
         for (int i = 0; i < 4; i++)
             qp->credit_tx.value[i] = (uint8_t)(v >> (8 * i));
-        int r = posted(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, sizeof qp->credit_tx.value,
+        int r = posted(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, FAB_CREDIT_LEN,
                                                         credit_desc(qp), qp->peer, qp->peer_secret | 1,
                                                         &qp->credit_tx.ctx));
         if (r < 0)
@@ -136,18 +138,29 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint6
             fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "a credit message to the peer failed: %s", why);
         return;
     }
+    if (ctx == &qp->goodbye_tx.ctx) {   /* going anyway: whether it arrived changes nothing here */
+        qp->goodbye_tx.busy = 0;
+        qp->tx_inflight--;
+        return;
+    }
     for (int i = 0; i < FAB_CREDIT_BUFS; i++) {
         struct fab_credit *c = &qp->credit_rx[i];
         if (ctx != &c->ctx)
             continue;
         c->busy = 0;
-        if (!err)
+        if (!err) {
             qp->heard_ns = vapi_now_ns();
-        if (!err && len == sizeof c->value) {
+            qp->heard_any = 1;
+        }
+        if (!err && (len == FAB_CREDIT_LEN || len == FAB_GOODBYE_LEN)) {
             take_credit(qp, le32(c->value));
+            if (len == FAB_GOODBYE_LEN && (le32(c->value + 4) & FAB_GOODBYE))
+                qp->peer_left = 1;   /* fails the queue pair once this read of the CQ is done */
         } else if (!err) {
             fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "a credit message of %zu bytes from the peer", len);
-        } else if (err != FI_ECANCELED) {
+        } else if (err != FI_ECANCELED || qp->state != VAPI_ERR) {
+            /* a cancel this library did not ask for (it cancels only once failed): the provider
+             * dropped the receive, the connection went */
             fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "receiving the peer's credit failed: %s", why);
         }
         return;
@@ -161,6 +174,7 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint6
         if (s->is_recv) {
             s->len = (uint32_t)len;
             qp->heard_ns = vapi_now_ns();
+            qp->heard_any = 1;
             qp->data_received++;
             if (has_data)
                 take_credit(qp, (uint32_t)data);
@@ -169,6 +183,9 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint6
     }
     if (err == FI_ECANCELED) {
         s->status = VAPI_WR_FLUSH_ERR;
+        if (qp->state != VAPI_ERR)   /* not ours (see the credit receives above) */
+            fab_qp_fail_locked(qp, VAPI_WR_FLUSH_ERR, "libfabric cancelled %s: %s", s->is_recv ? "a receive" : "a send",
+                               why);
     } else if (err == FI_ETRUNC && s->is_recv) {
         s->status = VAPI_LOC_LEN_ERR;
         fab_qp_fail_locked(qp, VAPI_WR_FLUSH_ERR, "a message from the peer is larger than the %u-byte receive "
@@ -229,7 +246,51 @@ static void read_cq(struct fab_qp *qp)
             fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "fi_cq_read: %s (%zd)", fi_strerror((int)-n), n);
         break;
     }
+    /* After the whole CQ: what the peer sent before its goodbye completed first, successfully. */
+    if (qp->peer_left && qp->state != VAPI_ERR)
+        fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer destroyed its queue pair");
     pump(qp);
+    fab_provider_leave(qp->hca);
+}
+
+void fab_goodbye_locked(struct fab_qp *qp)
+{
+    /* Nobody to tell, or nobody listening; or a peer never heard from, which may not have
+     * connected (shm would hold the goodbye until it answers: the whole wait, every time). */
+    if (!qp->ep || !qp->joined || !qp->heard_any || qp->peer_left || qp->peer_silent)
+        return;
+    fab_provider_enter(qp->hca);
+    uint64_t deadline = vapi_now_ns() + FAB_GOODBYE_WAIT_MS * 1000000ull;
+    int sent = 0;
+    for (uint32_t polls = 1;; polls++) {
+        if (!sent && qp->tx_inflight < qp->tx_depth) {
+            struct fab_credit *g = &qp->goodbye_tx;
+            for (int i = 0; i < 4; i++) {
+                g->value[i] = (uint8_t)(qp->recv_handed >> (8 * i));
+                g->value[4 + i] = (uint8_t)(FAB_GOODBYE >> (8 * i));
+            }
+            ssize_t rc = fi_tsend(qp->ep, g->value, FAB_GOODBYE_LEN, credit_desc(qp), qp->peer, qp->peer_secret | 1,
+                                  &g->ctx);
+            if (rc == 0) {
+                g->busy = 1;
+                qp->tx_inflight++;
+                sent = 1;
+            } else if (rc != -FI_EAGAIN) {
+                break;   /* the endpoint cannot send: the peer finds out by its timeout */
+            }
+        }
+        if ((sent && !qp->goodbye_tx.busy) || vapi_now_ns() >= deadline)
+            break;
+        read_cq(qp);   /* its completion (the queue pair failed: nothing new is handed over) */
+        if (sent && !qp->goodbye_tx.busy)
+            break;
+        if (polls % 16 == 0) {   /* a bounded wait that leaves the CPU to the peer */
+            struct timespec pause = { 0, 50000 };
+            nanosleep(&pause, NULL);
+        } else {
+            sched_yield();
+        }
+    }
     fab_provider_leave(qp->hca);
 }
 

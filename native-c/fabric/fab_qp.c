@@ -136,7 +136,7 @@ static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
     put_le(qp->addr + 8, qp->qp_num, 4);
     qp->addr_len = FAB_ADDR_HEAD + (uint32_t)len;
     if (h->mr_local) {
-        char *from = (char *)qp->credit_rx, *to = (char *)(&qp->credit_tx + 1);
+        char *from = (char *)qp->credit_rx, *to = (char *)(&qp->goodbye_tx + 1);
         if ((rc = fi_mr_reg(h->domain, from, (size_t)(to - from), FI_SEND | FI_RECV, 0, h->next_mr_key++, 0,
                             &qp->credit_mr, NULL)) != 0)
             return FAB_FAIL(VAPI_EGEN, fn, "fi_mr_reg(credits)", rc);
@@ -364,6 +364,7 @@ VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
     pthread_mutex_lock(&obj->lock);
     fab_provider_enter(obj->hca);
     fab_qp_fail_locked(obj, VAPI_WR_FLUSH_ERR, "destroyed");
+    fab_goodbye_locked(obj);   /* after the failure: nothing more is handed to libfabric */
     close_fabric(obj);   /* libfabric writes into no request from now on */
     fab_provider_leave(obj->hca);
     if (obj->peer_silent)

@@ -5,11 +5,14 @@
  *
  *  - a data message never waits in libfabric as unexpected: a receiver that posted more
  *    receives than the provider takes at once (ofi_rxm's rx_size is 32 here) and does not
- *    poll, whose sender then destroys its queue pair, later reads what arrived, in order,
- *    then an error, and does not crash. libfabric 1.17's ofi_rxm, when a receive matches an
+ *    poll, whose sender then destroys its queue pair (or, over tcp, whose sender's process
+ *    ends), later reads what arrived, in order, then an error, and does not crash. libfabric 1.17's ofi_rxm, when a receive matches an
  *    unexpected rendezvous message whose connection has closed since, reads through the
  *    connection's NULL endpoint: SIGSEGV at libfabric.so.1+0xafe00 (rxm_rndv_xfer_read ->
  *    fi_readv) inside fi_trecv.
+ *  - a peer's destroy is seen at once (its goodbye), not after peer_timeout (10 s in this
+ *    part): a receiver that reads what the peer sent before, then blocks, gets an error with
+ *    "the peer destroyed its queue pair" within a second of the destroy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,11 +109,15 @@ static int receive_block(struct side_res *r, uint32_t k, uint32_t timeout_usec)
     return 1;
 }
 
-/* The sender posts every block at once and leaves after 1.5 s, whatever completed; the
+static int sender_dies;   /* the sender's process ends without destroying anything (no goodbye) */
+
+/* The sender posts every block at once and leaves after 1.5 s, whatever completed (destroys
+ * its queue pair, or, with sender_dies, its process ends: the sender is then the child); the
  * receiver posted all its receives and polls nothing until the sender is gone (its keeper
  * progresses it meanwhile, into a receive CQ of 8 entries). */
-static void sender_leaves(int sender)
+static void sender_leaves(int parent)
 {
+    int sender = sender_dies ? !parent : parent;
     struct side_res r;
     open_side(&r, 8);
     if (!sender)
@@ -125,13 +132,23 @@ static void sender_leaves(int sender)
         for (int i = 0; i < 15; i++)   /* 1.5 s of progress: the receiver reads what matched */
             while (EVAPI_poll_cq_block(r.hca, r.scq, 100000, &wc) == VAPI_OK)
                 done += wc.status == VAPI_SUCCESS;
-        printf("  sender: %u of %u sends completed, then destroyed\n", done, BLOCKS);
+        printf("  sender: %u of %u sends completed, then %s\n", done, BLOCKS, sender_dies ? "died" : "destroyed");
+        if (sender_dies) {
+            fflush(stdout);
+            write_all("d", 1);
+            _exit(0);   /* the kernel closes its sockets: the receiver's provider sees the connection go */
+        }
         VOK(VAPI_destroy_qp(r.hca, r.qp));
         sync_peer();
         close_side(&r, 1);
         return;
     }
-    sync_peer();
+    if (sender_dies) {
+        char c;
+        read_all(&c, 1);
+    } else {
+        sync_peer();
+    }
     usleep(500 * 1000);   /* the sender's connection closes here; the keeper sees it */
     uint32_t got = 0;
     while (got < BLOCKS && receive_block(&r, got, POLL_USEC))
@@ -143,6 +160,56 @@ static void sender_leaves(int sender)
     close_side(&r, 0);
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The sender sends 8 blocks, waits for them, pauses 300 ms and destroys its queue pair; the
+ * receiver reads the 8 and is blocked in its next poll when the destroy comes. */
+static void peer_destroys(int sender)
+{
+    struct side_res r;
+    open_side(&r, BLOCKS);
+    if (!sender)
+        for (uint32_t k = 0; k < 16; k++)
+            post_block_recv(&r, k);
+    connect_side(&r);
+    if (sender) {
+        for (uint32_t k = 0; k < 8; k++)
+            post_block_send(&r, k);
+        VAPI_wc_desc_t wc;
+        for (uint32_t k = 0; k < 8; k++) {
+            VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
+            CHECK(wc.status == VAPI_SUCCESS);
+        }
+        sync_peer();
+        usleep(300 * 1000);
+        double t0 = now_s();
+        VOK(VAPI_destroy_qp(r.hca, r.qp));
+        printf("  sender: destroyed in %.1f ms\n", (now_s() - t0) * 1e3);
+        write_all(&t0, sizeof t0);
+        sync_peer();
+        close_side(&r, 1);
+        return;
+    }
+    for (uint32_t k = 0; k < 8; k++)
+        CHECK(receive_block(&r, k, POLL_USEC));
+    sync_peer();
+    CHECK(!receive_block(&r, 8, POLL_USEC));   /* blocked here when the peer destroys */
+    double t1 = now_s(), t0;
+    read_all(&t0, sizeof t0);
+    char why[256];
+    VOK(EVAPI_query_qp_error(r.hca, r.qp, why, sizeof why));
+    printf("  receiver: 8 blocks, then after the destroy %.1f ms: %s\n", (t1 - t0) * 1e3, why);
+    CHECK(strstr(why, "the peer destroyed its queue pair"));
+    CHECK(t1 - t0 < 1.0);
+    sync_peer();
+    close_side(&r, 0);
+}
+
 int main(void)
 {
     /* ofi_rxm takes 32 posted receives per endpoint (default 2048), so that 64 exceed it */
@@ -151,6 +218,14 @@ int main(void)
     for (int i = 0; i < FABRIC_PROVIDERS; i++) {
         printf("%s\n", fabric_select(i, ",peer_timeout=1000"));
         run_pair(sender_leaves);
+        if (i == 1) {   /* tcp: a process that ends leaves nothing behind (shm: its endpoint objects) */
+            printf("  the sender dies instead\n");
+            sender_dies = 1;
+            run_pair(sender_leaves);
+            sender_dies = 0;
+        }
+        printf("%s\n", fabric_select(i, ""));
+        run_pair(peer_destroys);
     }
     printf("test_fabric_window: ok\n");
     return 0;
