@@ -11,7 +11,9 @@
  *   fab_wait.c      sleeping until a queue pair's libfabric CQ has something (never a spin)
  *   fab_keeper.c    the HCA's keeper thread: keepalives and peer liveness, progress of idle
  *                   queue pairs
- *   fab_reap.c      removing what a dead peer's shm endpoint left in /dev/shm
+ *   fab_reap.c      removing what a dead peer's shm endpoint left in /dev/shm; whether shm
+ *                   mapped a peer
+ *   fab_spill.c     the receive window beyond posted receives: the library's spill buffers
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
  * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
@@ -57,6 +59,13 @@
  * eager limit) whose sender has closed since (the connection's endpoint is NULL by then:
  * libfabric.so.1+0xafe00, fi_readv in rxm_rndv_xfer_read; test_fabric_window). Credit messages
  * may wait unexpected: they are 4 bytes, eager everywhere.
+ *
+ * Window. max_recv_wr is the receive window in messages, posted or arrived (Aldeia posts 16
+ * receives and asks for receive_window / mtu): a reader that reads nothing lets its writer run
+ * that far ahead of what it took, as TCP's receive buffer does. What goes beyond the posted
+ * receives lands in spill buffers of this library, handed to libfabric like receives (so still
+ * nothing is unexpected), and is copied into the application's receives when it posts them
+ * (fab_spill.c).
  *
  * Liveness. A queue pair that has sent its peer nothing for a keepalive period sends a credit
  * message (its count unchanged), and one that has heard nothing from its peer for peer_timeout
@@ -173,7 +182,23 @@ void fab_cq_detach(struct fab_cq *cq, struct fab_qp *qp);
 #define FAB_GOODBYE_WAIT_MS 50u /* longest a destroy waits for its goodbye to leave */
 #define FAB_ADDR_HEAD   12u     /* secret and qp_num before the endpoint's name (fab_qp.c) */
 
-enum fab_slot_state { FAB_FREE = 0, FAB_QUEUED, FAB_POSTED, FAB_DONE };
+/* FAB_SPILLED: a receive whose position went to a spill buffer that has not filled yet */
+enum fab_slot_state { FAB_FREE = 0, FAB_QUEUED, FAB_POSTED, FAB_DONE, FAB_SPILLED };
+
+#define FAB_SPILL_MAX   1024u              /* spill buffers a queue pair may have at once */
+#define FAB_SPILL_BYTES (64u << 20)        /* and their bytes at most */
+
+/* A data message's buffer of this library's (fab_spill.c); its address is the context. */
+struct fab_spill {
+    struct fi_context2 ctx;     /* first */
+    uint8_t           *buf;     /* mtu bytes while in use */
+    struct fid_mr     *mr;      /* when the provider wants FI_MR_LOCAL */
+    uint32_t           pos;     /* the message's position: the application's receive number */
+    uint32_t           len;
+    uint8_t            state;   /* FAB_FREE, FAB_POSTED, FAB_DONE (arrived or failed) */
+    uint8_t            status;  /* once FAB_DONE */
+    uint8_t            attached;/* that receive is posted and waits (FAB_SPILLED) */
+};
 
 /* One posted request, in posting order; its address is the libfabric operation context. */
 struct fab_slot {
@@ -243,6 +268,14 @@ struct fab_qp {
      * message sent on their credit would wait in libfabric as unexpected (see below). */
     uint32_t          recv_handed;
     uint32_t          credit_told;  /* recv_handed as last sent to the peer */
+    uint32_t          lf_recvs;     /* data receives in libfabric, the application's and spills */
+    uint32_t          app_in_lf;    /* of them the application's */
+    struct fab_spill *spills;       /* nspill, by position mod nspill; NULL until first needed */
+    uint32_t          nspill;
+    uint32_t          spill_inflight; /* spill buffers in use */
+    uint32_t          spill_waiting;  /* of them filled, their receive not yet posted */
+    uint64_t          spill_ns;       /* when a spill buffer was last posted or filled */
+    int               spill_ok;       /* set by the keeper around its progress (fab_spill.c) */
     uint32_t          data_received;/* data messages that arrived (mod 2^32) */
     int               credit_due;   /* a credit message must go even if the peer has enough */
     int               cq_data;      /* the provider carries 4 bytes of CQ data with a message */
@@ -277,6 +310,26 @@ void fab_reap_dead_peer(const struct fab_qp *qp);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c); 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp);
+/* The window beyond posted receives (fab_spill.c), with qp->lock held. */
+struct fab_spill *fab_spill_of(struct fab_qp *qp, void *ctx);
+int fab_spill_may(const struct fab_qp *qp);
+/* Hands position recv_handed to a new spill buffer: 0 done, 1 not now, -1 the queue pair
+ * failed (posted() of fab_progress.c judges libfabric's answer). */
+int fab_spill_post(struct fab_qp *qp, int (*posted)(struct fab_qp *, const char *, ssize_t));
+/* The application's receive number i, just posted, whose position is a spill's. */
+void fab_spill_attach(struct fab_qp *qp, uint32_t i);
+void fab_spill_arrived(struct fab_qp *qp, struct fab_spill *sp, uint32_t len, uint8_t status);
+void fab_spill_cancel(struct fab_qp *qp);
+/* Spill buffers wait in libfabric and data came into them lately: only the keeper progresses
+ * a silent reader, and should then look every FAB_KEEPER_FAST_MS, not every 250 ms. */
+int fab_spill_busy(const struct fab_qp *qp, uint64_t now_ns);
+#define FAB_KEEPER_FAST_MS 1u
+#define FAB_SPILL_BUSY_NS  (100u * 1000000u)
+/* The keeper frees spill buffers none of which was used for this long. */
+void fab_spill_trim(struct fab_qp *qp, uint64_t now_ns);
+#define FAB_SPILL_KEEP_NS  (1000ull * 1000000u)
+/* After the endpoint is closed. */
+void fab_spill_free_all(struct fab_qp *qp);
 /* Destroy, the queue pair failed already: tells a peer that joined and has not left that this
  * one goes, and waits for that to leave, at most FAB_GOODBYE_WAIT_MS (fab_internal.h's top). */
 void fab_goodbye_locked(struct fab_qp *qp);

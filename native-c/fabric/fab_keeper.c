@@ -4,7 +4,8 @@
  * too long). Application threads progress a queue pair whenever they call in; the keeper is
  * what runs when none does, so that an idle socket still answers its peer's keepalives and
  * still notices its peer's death, as TCP's does without the application. Four wake-ups a
- * second per JVM, each a few calls per queue pair.
+ * second per JVM, each a few calls per queue pair; one a millisecond while a silent reader's
+ * window fills (fab_spill.c says why).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,28 +35,37 @@ static uint32_t snapshot(struct fab_keeper *k, uint64_t **out)
     return n;
 }
 
-static void round_of(struct fab_keeper *k, const uint64_t *qps, uint32_t n)
+/* One look at every queue pair; whether one of them wants the next look soon (a silent
+ * reader's window filling, fab_spill.c). */
+static int round_of(struct fab_keeper *k, const uint64_t *qps, uint32_t n)
 {
+    int soon = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct fab_qp *qp;
         if (vh_get("keeper", k->hca_h, qps[i], VH_QP, (void **)&qp) != VAPI_OK)
             continue;   /* being destroyed */
         pthread_mutex_lock(&qp->lock);
         fab_timers_locked(qp, vapi_now_ns());   /* under the lock: the times it compares move under it */
+        qp->spill_ok = 1;   /* only the keeper's progress extends the window (fab_spill.c) */
         fab_progress_locked(qp);
+        qp->spill_ok = 0;
+        soon |= fab_spill_busy(qp, vapi_now_ns());
+        fab_spill_trim(qp, vapi_now_ns());
         pthread_mutex_unlock(&qp->lock);
         vh_put(qps[i]);
     }
+    return soon;
 }
 
 static void *keeper_main(void *arg)
 {
     struct fab_keeper *k = arg;
     pthread_mutex_lock(&k->lock);
+    int soon = 0;
     while (!k->stop) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += PERIOD_MS * 1000000L;
+        until.tv_nsec += (soon ? FAB_KEEPER_FAST_MS : PERIOD_MS) * 1000000L;
         until.tv_sec += until.tv_nsec / 1000000000L;
         until.tv_nsec %= 1000000000L;
         if (pthread_cond_timedwait(&k->wake, &k->lock, &until) != ETIMEDOUT)
@@ -63,7 +73,7 @@ static void *keeper_main(void *arg)
         uint64_t *qps;
         uint32_t n = snapshot(k, &qps);
         pthread_mutex_unlock(&k->lock);
-        round_of(k, qps, n);
+        soon = round_of(k, qps, n);
         free(qps);
         pthread_mutex_lock(&k->lock);
     }

@@ -47,6 +47,14 @@ static int credit_low(const struct fab_qp *qp)
 
 static void pump(struct fab_qp *qp);
 
+/* The peer said goodbye: the queue pair fails once nothing that arrived waits for a receive of
+ * the application's (what the peer sent before it left is read first, as on TCP). */
+static void peer_left_check(struct fab_qp *qp)
+{
+    if (qp->peer_left && qp->state != VAPI_ERR && qp->spill_waiting == 0)
+        fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer destroyed its queue pair");
+}
+
 void fab_pump_locked(struct fab_qp *qp)
 {
     fab_provider_enter(qp->hca);
@@ -69,7 +77,17 @@ static void pump(struct fab_qp *qp)
         }
     }
     struct fab_queue *rq = &qp->rq;
-    while (rq->next != rq->tail && rq->next - rq->head < qp->rx_depth - FAB_CREDIT_BUFS) {
+    /* Receives of the application whose positions went to spill buffers: a copy, or a wait. */
+    while (rq->next != rq->tail && (int32_t)(qp->recv_handed - rq->next) > 0 && qp->state != VAPI_ERR)
+        fab_spill_attach(qp, rq->next++);
+    /* Positions: the application's next receive (rq->next == recv_handed here), else a spill
+     * buffer while the reader is behind (fab_spill.c). None once the peer left. */
+    while (!qp->peer_left && qp->state != VAPI_ERR && qp->lf_recvs < qp->rx_depth - FAB_CREDIT_BUFS) {
+        if (rq->next == rq->tail) {
+            if (!fab_spill_may(qp) || fab_spill_post(qp, posted) != 0)
+                break;
+            continue;
+        }
         struct fab_slot *s = &rq->slots[rq->next % rq->cap];
         int r = posted(qp, "fi_trecv", fi_trecv(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer,
                                                 qp->secret, 0, &s->ctx));
@@ -78,8 +96,11 @@ static void pump(struct fab_qp *qp)
         s->state = FAB_POSTED;
         rq->next++;
         qp->recv_handed++;   /* credit only now: see fab_internal.h */
+        qp->lf_recvs++;
+        qp->app_in_lf++;
     }
-    if (qp->state == VAPI_ERR)
+    peer_left_check(qp);
+    if (qp->state == VAPI_ERR || qp->peer_left)
         return;
     if ((qp->credit_due || credit_low(qp)) && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
         uint32_t v = qp->recv_handed;
@@ -165,9 +186,31 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint6
         }
         return;
     }
+    struct fab_spill *sp = fab_spill_of(qp, ctx);
+    if (sp) {
+        uint8_t status = VAPI_SUCCESS;
+        if (!err) {
+            qp->heard_ns = vapi_now_ns();
+            qp->heard_any = 1;
+            qp->data_received++;
+            if (has_data)
+                take_credit(qp, (uint32_t)data);
+        } else if (err == FI_ECANCELED && qp->state == VAPI_ERR) {
+            status = VAPI_WR_FLUSH_ERR;
+        } else {
+            status = err == FI_ETRUNC ? VAPI_LOC_LEN_ERR : VAPI_GENERAL_ERR;
+            fab_qp_fail_locked(qp, VAPI_WR_FLUSH_ERR, "a receive from the peer failed: %s", why);
+        }
+        fab_spill_arrived(qp, sp, (uint32_t)len, status);
+        return;
+    }
     struct fab_slot *s = ctx;
-    if (!s->is_recv)
+    if (!s->is_recv) {
         qp->tx_inflight--;
+    } else {
+        qp->lf_recvs--;
+        qp->app_in_lf--;
+    }
     s->state = FAB_DONE;
     if (!err) {
         s->status = VAPI_SUCCESS;
@@ -246,9 +289,7 @@ static void read_cq(struct fab_qp *qp)
             fab_qp_fail_locked(qp, VAPI_GENERAL_ERR, "fi_cq_read: %s (%zd)", fi_strerror((int)-n), n);
         break;
     }
-    /* After the whole CQ: what the peer sent before its goodbye completed first, successfully. */
-    if (qp->peer_left && qp->state != VAPI_ERR)
-        fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer destroyed its queue pair");
+    /* After the whole CQ: what the peer sent before its goodbye completed first (pump looks). */
     pump(qp);
     fab_provider_leave(qp->hca);
 }

@@ -82,6 +82,7 @@ void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const cha
         }
         q->next = q->tail;   /* nothing more goes to libfabric */
     }
+    fab_spill_cancel(qp);   /* a receive waiting on a spill completes with the spill's end */
     fab_provider_leave(qp->hca);
 }
 
@@ -91,6 +92,7 @@ static void close_fabric(struct fab_qp *qp)
     if (qp->ep)
         fi_close(&qp->ep->fid);
     qp->ep = NULL;
+    fab_spill_free_all(qp);
     if (qp->credit_mr)
         fi_close(&qp->credit_mr->fid);
     qp->credit_mr = NULL;

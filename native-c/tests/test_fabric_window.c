@@ -12,7 +12,12 @@
  *    fi_readv) inside fi_trecv.
  *  - a peer's destroy is seen at once (its goodbye), not after peer_timeout (10 s in this
  *    part): a receiver that reads what the peer sent before, then blocks, gets an error with
- *    "the peer destroyed its queue pair" within a second of the destroy.
+ *    "the peer destroyed its queue pair" within a second of the destroy;
+ *  - the receive window: a reader that keeps 8 receives posted and has a window of 64 blocks
+ *    (max_recv_wr) lets a writer write 64 blocks (and the 8 its CQ took) while it reads
+ *    nothing, no more; it then reads all 100 blocks in order and intact (most copied out of
+ *    the library's spill buffers);
+ *  - what waits in spill buffers is read after the writer's destroy, then the destroy.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,21 +40,27 @@ struct side_res {
     uint32_t        lkey;
 };
 
-static void open_side(struct side_res *r, uint32_t rcq_entries)
+/* A queue pair of max_send_wr and max_recv_wr `wr` (the receive window in blocks) and `blocks`
+ * registered blocks. */
+static void open_side_wr(struct side_res *r, uint32_t rcq_entries, uint32_t wr, uint32_t blocks)
 {
     uint32_t n;
     VOK(EVAPI_get_hca_hndl(hca_id, &r->hca));
     VOK(VAPI_alloc_pd(r->hca, &r->pd));
-    VOK(VAPI_create_cq(r->hca, BLOCKS + 1, &r->scq, &n));
+    VOK(VAPI_create_cq(r->hca, wr + 1, &r->scq, &n));
     VOK(VAPI_create_cq(r->hca, rcq_entries, &r->rcq, &n));
-    VAPI_qp_init_attr_t a = { .sq_cq_hndl = r->scq, .rq_cq_hndl = r->rcq, .max_send_wr = BLOCKS,
-                              .max_recv_wr = BLOCKS };
+    VAPI_qp_init_attr_t a = { .sq_cq_hndl = r->scq, .rq_cq_hndl = r->rcq, .max_send_wr = wr, .max_recv_wr = wr };
     VOK(VAPI_create_qp(r->hca, &a, &r->qp, &r->prop));
-    size_t bytes = (size_t)BLOCK * BLOCKS;
+    size_t bytes = (size_t)BLOCK * blocks;
     r->mem = aligned_alloc(4096, bytes);
     CHECK(r->mem);
     memset(r->mem, 0, bytes);
     VOK(VAPI_register_mr(r->hca, r->pd, (uint64_t)(uintptr_t)r->mem, bytes, &r->mr, &r->lkey));
+}
+
+static void open_side(struct side_res *r, uint32_t rcq_entries)
+{
+    open_side_wr(r, rcq_entries, BLOCKS, BLOCKS);
 }
 
 static void connect_side(struct side_res *r)
@@ -160,6 +171,139 @@ static void sender_leaves(int parent)
     close_side(&r, 0);
 }
 
+#define WIN    64u    /* the reader's max_recv_wr: its receive window in blocks */
+#define POSTED 8u     /* receives the reader keeps posted */
+#define STREAM 100u   /* blocks the writer writes: more than the window */
+
+/* Receive number k into buffer k % POSTED. Once the peer destroyed its queue pair and all it
+ * sent is in completions, the queue pair is in error and refuses posts (as VAPI's do). */
+static void post_into(struct side_res *r, uint32_t k)
+{
+    VAPI_rr_desc_t d = { .id = k, .opcode = VAPI_RECEIVE,
+                         .addr = (uint64_t)(uintptr_t)(r->mem + (size_t)(k % POSTED) * BLOCK), .len = BLOCK,
+                         .lkey = r->lkey };
+    VAPI_ret_t ret = VAPI_post_rr(r->hca, r->qp, &d);
+    if (ret == VAPI_EINVAL_QP_STATE && strstr(EVAPI_last_error(), "the peer destroyed its queue pair"))
+        return;
+    VOK(ret);
+}
+
+/* Reads blocks 0..n-1 in order, keeping POSTED receives posted. */
+static void read_blocks(struct side_res *r, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        VAPI_wc_desc_t wc;
+        VOK(EVAPI_poll_cq_block(r->hca, r->rcq, POLL_USEC, &wc));
+        if (wc.status != VAPI_SUCCESS) {
+            char why[256];
+            VOK(EVAPI_query_qp_error(r->hca, r->qp, why, sizeof why));
+            fprintf(stderr, "block %u: status %u: %s\n", k, wc.status, why);
+            exit(1);
+        }
+        CHECK(wc.id == k && wc.byte_len == BLOCK);
+        const uint8_t *b = r->mem + (size_t)(k % POSTED) * BLOCK;
+        for (uint32_t j = 0; j < BLOCK; j++)
+            CHECK(b[j] == pattern(k, j));
+        post_into(r, k + POSTED);
+    }
+}
+
+/* Within 2 s the queue pair says its peer destroyed its own; receives still posted end with
+ * an error (there may be none: all the peer sent was read). */
+static void peer_gone(struct side_res *r)
+{
+    char why[256] = "";
+    for (int i = 0; i < 100 && !strstr(why, "the peer destroyed its queue pair"); i++) {
+        VAPI_wc_desc_t wc;
+        if (EVAPI_poll_cq_block(r->hca, r->rcq, 20000, &wc) == VAPI_OK)
+            CHECK(wc.status != VAPI_SUCCESS);
+        VOK(EVAPI_query_qp_error(r->hca, r->qp, why, sizeof why));
+    }
+    CHECK(strstr(why, "the peer destroyed its queue pair"));
+}
+
+/* A reader with POSTED receives posted and a window of WIN blocks reads nothing for 1.5 s: the
+ * writer gets WIN blocks (and those the reader's CQ took) beyond what it read, no more; then
+ * the reader reads all STREAM blocks, in order, intact, and after them the writer's destroy. */
+static void silent_reader(int sender)
+{
+    struct side_res r;
+    if (sender) {
+        open_side_wr(&r, 8, 2 * STREAM, STREAM);
+    } else {
+        open_side_wr(&r, WIN, WIN, POSTED);
+        for (uint32_t k = 0; k < POSTED; k++)
+            post_into(&r, k);
+    }
+    connect_side(&r);
+    if (sender) {
+        for (uint32_t k = 0; k < STREAM; k++)
+            post_block_send(&r, k);
+        uint32_t done = 0;
+        VAPI_wc_desc_t wc;
+        for (int i = 0; i < 15; i++)
+            while (EVAPI_poll_cq_block(r.hca, r.scq, 100000, &wc) == VAPI_OK) {
+                CHECK(wc.status == VAPI_SUCCESS);
+                done++;
+            }
+        printf("  writer: %u of %u blocks went before the silent reader read (window %u, %u posted)\n", done, STREAM,
+               WIN, POSTED);
+        CHECK(done >= WIN && done <= WIN + POSTED);
+        sync_peer();
+        while (done < STREAM) {
+            VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
+            CHECK(wc.status == VAPI_SUCCESS);
+            done++;
+        }
+        sync_peer();
+        VOK(VAPI_destroy_qp(r.hca, r.qp));
+        sync_peer();
+        close_side(&r, 1);
+        return;
+    }
+    sync_peer();
+    read_blocks(&r, STREAM);
+    sync_peer();
+    sync_peer();   /* the writer destroyed */
+    peer_gone(&r);
+    close_side(&r, 0);
+}
+
+/* The writer writes 40 blocks, sees them all complete (most wait in the reader's spill
+ * buffers) and destroys its queue pair; the reader, 300 ms later, still reads all 40, then the
+ * destroy. */
+static void read_after_goodbye(int sender)
+{
+    struct side_res r;
+    if (sender) {
+        open_side_wr(&r, 8, 64, 40);
+    } else {
+        open_side_wr(&r, WIN, WIN, POSTED);
+        for (uint32_t k = 0; k < POSTED; k++)
+            post_into(&r, k);
+    }
+    connect_side(&r);
+    if (sender) {
+        for (uint32_t k = 0; k < 40; k++)
+            post_block_send(&r, k);
+        VAPI_wc_desc_t wc;
+        for (uint32_t k = 0; k < 40; k++) {
+            VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
+            CHECK(wc.status == VAPI_SUCCESS);
+        }
+        VOK(VAPI_destroy_qp(r.hca, r.qp));
+        sync_peer();
+        close_side(&r, 1);
+        return;
+    }
+    sync_peer();
+    usleep(300 * 1000);   /* the keeper has taken the goodbye */
+    read_blocks(&r, 40);
+    peer_gone(&r);
+    printf("  reader: 40 blocks after the writer's destroy, then its goodbye\n");
+    close_side(&r, 0);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -226,6 +370,8 @@ int main(void)
         }
         printf("%s\n", fabric_select(i, ""));
         run_pair(peer_destroys);
+        run_pair(silent_reader);
+        run_pair(read_after_goodbye);
     }
     printf("test_fabric_window: ok\n");
     return 0;
