@@ -32,6 +32,17 @@
 #define SECONDS_TCP 4.0
 #define KINDS       6u
 
+/* LeakSanitizer: libfabric 1.17's tcp provider leaks the 336-byte context of a connection it
+ * accepted (tcpx, calloc after accept() at libfabric.so.1+0xdb30f) when the endpoint closes
+ * before the connection's handshake finished, which churn makes happen now and then; every
+ * libfabric object this library opened is closed. Leaks of this library's own allocations
+ * have no libfabric frame and are still reported. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libfabric.so.1\n";
+}
+
 static double seconds_limit;
 static int only_kind = -1;   /* CHURN_KIND=k in the environment: only kind k (to look at one) */
 
