@@ -17,7 +17,9 @@
  *    (max_recv_wr) lets a writer write 64 blocks (and the 8 its CQ took) while it reads
  *    nothing, no more; it then reads all 100 blocks in order and intact (most copied out of
  *    the library's spill buffers);
- *  - what waits in spill buffers is read after the writer's destroy, then the destroy.
+ *  - what waits in spill buffers is read after the writer's destroy, then the destroy;
+ *  - a 4 MiB echo whose client writes all before it reads completes (1 MiB send rings, 5 MiB
+ *    windows, 8 receives posted), as over TCP; with credit for posted receives only it hung.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +210,18 @@ static void read_blocks(struct side_res *r, uint32_t n)
     }
 }
 
+/* Reads block k, next in order, and reposts its buffer for block k + POSTED. */
+static void read_blocks_from(struct side_res *r, uint32_t k)
+{
+    VAPI_wc_desc_t wc;
+    VOK(EVAPI_poll_cq_block(r->hca, r->rcq, POLL_USEC, &wc));
+    CHECK(wc.status == VAPI_SUCCESS && wc.id == k && wc.byte_len == BLOCK);
+    const uint8_t *b = r->mem + (size_t)(k % POSTED) * BLOCK;
+    for (uint32_t j = 0; j < BLOCK; j++)
+        CHECK(b[j] == pattern(k, j));
+    post_into(r, k + POSTED);
+}
+
 /* Within 2 s the queue pair says its peer destroyed its own; receives still posted end with
  * an error (there may be none: all the peer sent was read). */
 static void peer_gone(struct side_res *r)
@@ -304,6 +318,61 @@ static void read_after_goodbye(int sender)
     close_side(&r, 0);
 }
 
+static double now_s(void);
+
+#define ECHO_BLOCKS 128u   /* 4 MiB */
+#define ECHO_WIN    160u   /* max_recv_wr: a 5 MiB window */
+#define RING        32u    /* send slots, 1 MiB: a slot is written again once its send completed */
+
+/* Block k as a send from ring slot k % RING (buffers POSTED.. of the area), waiting for the
+ * oldest send's completion when the ring is full (every send signalled). */
+static void ring_send(struct side_res *r, uint32_t k)
+{
+    VAPI_wc_desc_t wc;
+    if (k >= RING) {
+        VOK(EVAPI_poll_cq_block(r->hca, r->scq, POLL_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == k - RING);
+    }
+    uint8_t *b = r->mem + (size_t)(POSTED + k % RING) * BLOCK;
+    for (uint32_t j = 0; j < BLOCK; j++)
+        b[j] = pattern(k, j);
+    VAPI_sr_desc_t d = { .id = k, .opcode = VAPI_SEND, .addr = (uint64_t)(uintptr_t)b, .len = BLOCK,
+                         .lkey = r->lkey, .comp_type = VAPI_SIGNALED };
+    VOK(VAPI_post_sr(r->hca, r->qp, &d));
+}
+
+/* A 4 MiB echo whose client writes it all before it reads (the server echoes each block as it
+ * reads it, from one thread): each side's writes block on a 1 MiB ring, so the echo completes
+ * only if the two windows hold what neither reads meanwhile; with credit for posted receives
+ * only (8 here) it deadlocked. */
+static void echo_4mib(int client)
+{
+    struct side_res r;
+    open_side_wr(&r, ECHO_WIN, ECHO_WIN, POSTED + RING);
+    for (uint32_t k = 0; k < POSTED; k++)
+        post_into(&r, k);
+    connect_side(&r);
+    double t0 = now_s();
+    if (client) {
+        for (uint32_t k = 0; k < ECHO_BLOCKS; k++)
+            ring_send(&r, k);
+        read_blocks(&r, ECHO_BLOCKS);
+        printf("  4 MiB written, then its echo read: %.0f ms\n", (now_s() - t0) * 1e3);
+    } else {
+        for (uint32_t k = 0; k < ECHO_BLOCKS; k++) {
+            read_blocks_from(&r, k);
+            ring_send(&r, k);
+        }
+    }
+    VAPI_wc_desc_t wc;
+    for (uint32_t k = ECHO_BLOCKS - RING; k < ECHO_BLOCKS; k++) {
+        VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS && wc.id == k);
+    }
+    sync_peer();
+    close_side(&r, 0);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -372,6 +441,7 @@ int main(void)
         run_pair(peer_destroys);
         run_pair(silent_reader);
         run_pair(read_after_goodbye);
+        run_pair(echo_4mib);
     }
     printf("test_fabric_window: ok\n");
     return 0;
