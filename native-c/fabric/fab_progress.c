@@ -365,7 +365,9 @@ void fab_flush_locked(struct fab_qp *qp)
 
 void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns)
 {
-    if (qp->state != VAPI_RTR && qp->state != VAPI_RTS)
+    /* A peer that said goodbye is silent on purpose: what it sent before is read at the
+     * application's pace, however long that takes, and needs no keepalive. */
+    if ((qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left)
         return;
     uint64_t timeout = (uint64_t)qp->hca->config.peer_timeout_ms * 1000000u;
     uint64_t keepalive = timeout / 4 < 1000000000u ? timeout / 4 : 1000000000u;

@@ -17,7 +17,8 @@
  *    (max_recv_wr) lets a writer write 64 blocks (and the 8 its CQ took) while it reads
  *    nothing, no more; it then reads all 100 blocks in order and intact (most copied out of
  *    the library's spill buffers);
- *  - what waits in spill buffers is read after the writer's destroy, then the destroy;
+ *  - what waits in spill buffers is read after the writer's destroy, then the destroy, even
+ *    when the reader starts after peer_timeout;
  *  - a 4 MiB echo whose client writes all before it reads completes (1 MiB send rings, 5 MiB
  *    windows, 8 receives posted), as over TCP; with credit for posted receives only it hung.
  */
@@ -284,8 +285,8 @@ static void silent_reader(int sender)
 }
 
 /* The writer writes 40 blocks, sees them all complete (most wait in the reader's spill
- * buffers) and destroys its queue pair; the reader, 300 ms later, still reads all 40, then the
- * destroy. */
+ * buffers) and destroys its queue pair; the reader, 1.5 s later (peer_timeout is 1 s: a peer
+ * that said goodbye is not given up for its silence), still reads all 40, then the destroy. */
 static void read_after_goodbye(int sender)
 {
     struct side_res r;
@@ -311,7 +312,7 @@ static void read_after_goodbye(int sender)
         return;
     }
     sync_peer();
-    usleep(300 * 1000);   /* the keeper has taken the goodbye */
+    usleep(1500 * 1000);   /* the keeper took the goodbye; longer than peer_timeout (1 s here) */
     read_blocks(&r, 40);
     peer_gone(&r);
     printf("  reader: 40 blocks after the writer's destroy, then its goodbye\n");
@@ -440,7 +441,9 @@ int main(void)
         printf("%s\n", fabric_select(i, ""));
         run_pair(peer_destroys);
         run_pair(silent_reader);
+        fabric_select(i, ",peer_timeout=1000");
         run_pair(read_after_goodbye);
+        fabric_select(i, "");
         run_pair(echo_4mib);
     }
     printf("test_fabric_window: ok\n");
