@@ -287,6 +287,8 @@ struct fab_qp {
     struct fab_credit goodbye_tx;   /* last: credit_mr covers credit_rx up to here */
     struct fid_mr    *credit_mr;    /* the credit buffers, when the provider wants FI_MR_LOCAL */
     int               peer_left;    /* the peer's goodbye came: it destroyed its queue pair */
+    int               shm_peer;     /* the peer is an shm endpoint of a process on this host */
+    uint64_t          alive_ns;     /* when that process was last seen running */
     /* something of the peer's arrived: it connected, and on shm it knows this endpoint (a send
      * to a peer that has not answered shm's name announcement waits for it: FI_EAGAIN) */
     int               heard_any;
@@ -307,6 +309,10 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
  * peer's pid is gone (tried when the peer is given up and again at destroy: a hung peer may be
  * killed in between). */
 void fab_reap_dead_peer(const struct fab_qp *qp);
+/* The pid of an shm peer's process (from its address), 0 for a peer of another provider;
+ * whether that process has ended, a zombie included (fab_reap.c says why it matters). */
+long fab_shm_peer_pid(const struct fab_qp *qp);
+int fab_shm_peer_dead(const struct fab_qp *qp);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c); 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp);
@@ -337,7 +343,8 @@ void fab_goodbye_locked(struct fab_qp *qp);
  * as far as the CQs have room (the queue pair is going away). */
 void fab_flush_locked(struct fab_qp *qp);
 /* Moves the queue pair to VAPI_ERR with why (first cause kept); every request not yet
- * finished completes with `status`. */
+ * finished completes with `status`: receives libfabric holds once it has cancelled them, sends
+ * at once (fab_qp.c says why). */
 void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Sleeps until one of qps' libfabric CQs or wake_fd is readable, or timeout_ns passes; when a

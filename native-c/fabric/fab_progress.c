@@ -47,6 +47,27 @@ static int credit_low(const struct fab_qp *qp)
 
 static void pump(struct fab_qp *qp);
 
+/* An shm peer whose process has ended is never sent to again (fab_reap.c: a send to a region
+ * whose dead owner held its lock spins for ever): its queue pair fails. Looked at most once a
+ * millisecond (a read of /proc: a few microseconds a millisecond for a stream), or now when
+ * forced (the keeper, four times a second). */
+static int peer_ended(struct fab_qp *qp, int force)
+{
+    if (!qp->shm_peer)
+        return 0;
+    uint64_t now = vapi_now_ns();
+    if (!force && now - qp->alive_ns < 1000000u)
+        return 0;
+    if (!fab_shm_peer_dead(qp)) {
+        qp->alive_ns = now;
+        return 0;
+    }
+    qp->peer_silent = 1;   /* no goodbye; its object is reaped */
+    fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer's process has ended");
+    fab_reap_dead_peer(qp);
+    return 1;
+}
+
 /* The peer said goodbye: the queue pair fails once nothing that arrived waits for a receive of
  * the application's (what the peer sent before it left is read first, as on TCP). */
 static void peer_left_check(struct fab_qp *qp)
@@ -100,7 +121,7 @@ static void pump(struct fab_qp *qp)
         qp->app_in_lf++;
     }
     peer_left_check(qp);
-    if (qp->state == VAPI_ERR || qp->peer_left)
+    if (qp->state == VAPI_ERR || qp->peer_left || peer_ended(qp, 0))
         return;
     if ((qp->credit_due || credit_low(qp)) && !qp->credit_tx.busy && qp->tx_inflight < qp->tx_depth) {
         uint32_t v = qp->recv_handed;
@@ -205,6 +226,8 @@ static void finish(struct fab_qp *qp, void *ctx, size_t len, int has_data, uint6
         return;
     }
     struct fab_slot *s = ctx;
+    if (s->state != FAB_POSTED)
+        return;   /* a send the queue pair's failure already ended (fab_qp_fail_locked) */
     if (!s->is_recv) {
         qp->tx_inflight--;
     } else {
@@ -367,7 +390,7 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns)
 {
     /* A peer that said goodbye is silent on purpose: what it sent before is read at the
      * application's pace, however long that takes, and needs no keepalive. */
-    if ((qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left)
+    if ((qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || peer_ended(qp, 1))
         return;
     uint64_t timeout = (uint64_t)qp->hca->config.peer_timeout_ms * 1000000u;
     uint64_t keepalive = timeout / 4 < 1000000000u ? timeout / 4 : 1000000000u;

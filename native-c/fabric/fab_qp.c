@@ -66,16 +66,28 @@ void fab_qp_fail_locked(struct fab_qp *qp, enum VAPI_wc_status status, const cha
         va_end(ap);
         qp->state = VAPI_ERR;
     }
-    /* What libfabric holds comes back cancelled (fab_progress.c); what it never got ends now. */
+    /* Receives libfabric holds come back cancelled (fab_progress.c): what arrived before is
+     * read first. Sends it holds end now: libfabric cancels no send (ofi_rxm and shm ignore
+     * fi_cancel on them), and a peer that is gone never completes them, so they would hold
+     * every later completion (they retire in posting order) and a writer's flush would wait
+     * for ever, as it did for a peer killed mid-stream (test_fabric_death_writer). An
+     * InfiniBand queue pair in this state flushes them too. Their buffers stay libfabric's
+     * until the destroy closes the endpoint, before the application frees them; a completion
+     * libfabric still reports for one is stale and ignored (finish). What libfabric never got
+     * ends now as well. */
     fab_provider_enter(qp->hca);
     struct fab_queue *queues[2] = { &qp->sq, &qp->rq };
     for (int k = 0; k < 2; k++) {
         struct fab_queue *q = queues[k];
         for (uint32_t i = q->head; i != q->tail; i++) {
             struct fab_slot *s = &q->slots[i % q->cap];
-            if (s->state == FAB_POSTED && qp->ep)
+            if (s->state == FAB_POSTED && s->is_recv && qp->ep) {
                 fi_cancel(&qp->ep->fid, &s->ctx);
-            else if (s->state == FAB_QUEUED) {
+            } else if (s->state == FAB_POSTED) {
+                s->state = FAB_DONE;
+                s->status = (uint8_t)status;
+                qp->tx_inflight--;
+            } else if (s->state == FAB_QUEUED) {
                 s->state = FAB_DONE;
                 s->status = (uint8_t)status;
             }
@@ -310,6 +322,7 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
         return vapi_fail(VAPI_EGEN, fn, "the peer's endpoint closed before this queue pair connected to it");
     }
     qp->joined = 1;
+    qp->shm_peer = fab_shm_peer_pid(qp) > 0;
     qp->peer_secret = get_le(qp->peer_addr, 8) & ~1ull;
     qp->state = attr->qp_state;
     qp->credit_due = 1;   /* tell the peer the receives posted before now */

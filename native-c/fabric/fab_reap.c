@@ -17,6 +17,17 @@
  * (pid, uid and a per-process counter), created before the address is handed out and removed
  * when its endpoint closes: so one that is there after fi_av_insert returned was there when
  * libfabric opened it inside, and one that is not was not mapped.
+ *
+ * Whether an shm peer's process has ended. libfabric 1.17's shm guards each region with a
+ * spin lock in the shared memory itself; a process killed while it held its own region's lock
+ * never releases it, and every later send to it spins inside libfabric for ever (a keepalive
+ * to a peer killed mid-stream did, test_fabric_death_writer). So before this library sends to
+ * an shm peer it looks whether the peer's pid still runs (at most once a millisecond per queue
+ * pair, fab_progress.c; and every keeper round), a zombie counting as ended: a peer that has
+ * ended fails its queue pair and is never sent to again. What remains: a send within that
+ * millisecond after such a death, or one already spinning on the lock when its holder is
+ * killed, still spins; Aldeia sends same-host peers over DECK, not shm, unless
+ * socket_type = SOCKET_VAPI and fabric_provider = shm say so.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,19 +43,62 @@
 
 #define SHM_PREFIX "fi_shm://"
 
-void fab_reap_dead_peer(const struct fab_qp *qp)
+/* The pid an shm peer's address names, and its object's name into *object; 0 for another
+ * name shape or provider. */
+static long shm_peer_pid_of(const struct fab_qp *qp, const char **object)
 {
     const char *name = (const char *)qp->peer_addr + FAB_ADDR_HEAD;
     size_t plen = strlen(SHM_PREFIX);
     if (strncmp(name, SHM_PREFIX, plen) != 0)
-        return;
-    const char *object = name + plen;
+        return 0;
+    *object = name + plen;
     char *end;
     errno = 0;
-    long pid = strtol(object, &end, 10);
-    if (errno || end == object || *end != ':' || pid <= 0 || strchr(object, '/'))
-        return;
-    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+    long pid = strtol(*object, &end, 10);
+    if (errno || end == *object || *end != ':' || pid <= 0 || strchr(*object, '/'))
+        return 0;
+    return pid;
+}
+
+long fab_shm_peer_pid(const struct fab_qp *qp)
+{
+    const char *object;
+    return shm_peer_pid_of(qp, &object);
+}
+
+/* Whether /proc says pid has ended and waits for its parent (a zombie: kill(2) still finds it). */
+static int zombie(long pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ended = 0;
+    if (fgets(line, sizeof line, f)) {
+        const char *state = strrchr(line, ')');   /* after "pid (comm)", which may hold spaces */
+        ended = state && (state[2] == 'Z' || state[2] == 'X');
+    }
+    fclose(f);
+    return ended;
+}
+
+int fab_shm_peer_dead(const struct fab_qp *qp)
+{
+    const char *object;
+    long pid = shm_peer_pid_of(qp, &object);
+    if (pid <= 0)
+        return 0;
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    return zombie(pid);
+}
+
+void fab_reap_dead_peer(const struct fab_qp *qp)
+{
+    const char *object;
+    long pid = shm_peer_pid_of(qp, &object);
+    if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
         return;   /* alive (or not ours to judge): it closes its own endpoint */
     shm_unlink(object);
 }
