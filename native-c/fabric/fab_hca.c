@@ -9,10 +9,11 @@
  * goes on with DECK, which serves those routes itself.
  *
  * shm is called one thread at a time per HCA (serialized, fab_internal.h): libfabric 1.17's shm
- * provider, entered by several threads at once for different endpoints of one domain (each
- * socket's reader and writer, the keeper), crashed a JVM about one run in five of the Java
- * stream tests, in its receive path on a peer region it had not mapped (a NULL dereference,
- * libfabric.so.1+0xd01f7); serialized, ten runs in a row passed.
+ * provider was entered by several threads at once for different endpoints of one domain (each
+ * socket's reader and writer, the keeper) when a JVM crashed at libfabric.so.1+0xd01f7. That
+ * crash turned out to have another cause, a message read from a peer shm had not mapped
+ * (fab_reap.c, fab_shm_peer_mapped; test_fabric_churn); the serialization stays, as shm's
+ * thread safety across endpoints of a domain was never shown.
  *
  * Traffic classes (tc=1..15, InfiniBand's service levels): 1..5 are FI_TC_BEST_EFFORT,
  * FI_TC_LOW_LATENCY, FI_TC_DEDICATED_ACCESS, FI_TC_BULK_DATA, FI_TC_SCAVENGER; 6..15 the

@@ -124,10 +124,17 @@ VAPI_ret_t VAPI_create_cq(VAPI_hca_hndl_t hca, uint32_t min_entries, VAPI_cq_hnd
                           uint32_t *num_entries);
 VAPI_ret_t VAPI_destroy_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq);
 
+/* max_recv_wr is the receive window: the peer may send that many messages past what the
+ * application has taken (libaldeiafabric holds those beyond the posted receives in buffers of
+ * its own, as an InfiniBand HCA would make the sender retry). */
 VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
                           VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop);
+/* To RTR/RTS: connects. libaldeiafabric on shm refuses (VAPI_EGEN) a peer whose endpoint
+ * closed before this queue pair connected to it. */
 VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_attr_t *attr);
-/* Outstanding requests complete with VAPI_WR_FLUSH_ERR; waiting pollers wake up. */
+/* Outstanding requests complete with VAPI_WR_FLUSH_ERR; waiting pollers wake up.
+ * libaldeiafabric tells the peer (a goodbye message), whose queue pair then fails at once once
+ * what arrived before has been taken. */
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp);
 /* Why the queue pair is in VAPI_ERR, as text into buf (len bytes, NUL-terminated, cut to
  * fit); "" when it is not. What an error completion's status cannot say: which mailbox or
