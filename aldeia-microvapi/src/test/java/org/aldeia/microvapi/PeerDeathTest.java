@@ -8,10 +8,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.SocketException;
-import java.util.List;
 import org.aldeia.core.AldeiaSocket;
 import org.aldeia.microvapi.PeerMain.Command;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
@@ -30,6 +30,12 @@ class PeerDeathTest {
 
     private ChildJvm child;
 
+    /** In the fabric-* surefire executions, both ends run the fabric route (its library must be built). */
+    @BeforeEach
+    void libraryOfTheConfiguredRoute() throws Exception {
+        FabricLibrary.assumeBuiltIfConfigured();
+    }
+
     @AfterEach
     void stopChild() throws Exception {
         if (child != null) {
@@ -39,7 +45,7 @@ class PeerDeathTest {
 
     @Test
     void readerGetsAnIOExceptionWhenThePeerIsKilledMidStream() throws Exception {
-        child = ChildJvm.start(List.of(), PeerMain.class);
+        child = ChildJvm.start(ChildJvm.thisJvmsConfiguration(), PeerMain.class);
         int port = Integer.parseInt(child.awaitLine("PORT "));
         long endless = Long.MAX_VALUE; // the child is still sending when it is killed
         try (AldeiaSocket socket = PeerMain.request(port, Command.SOURCE, 17, endless)) {
@@ -59,7 +65,7 @@ class PeerDeathTest {
 
     @Test
     void writerGetsAnIOExceptionWhenThePeerIsKilledMidStream() throws Exception {
-        child = ChildJvm.start(List.of(), PeerMain.class);
+        child = ChildJvm.start(ChildJvm.thisJvmsConfiguration(), PeerMain.class);
         int port = Integer.parseInt(child.awaitLine("PORT "));
         try (AldeiaSocket socket = PeerMain.request(port, Command.SINK, 18, Long.MAX_VALUE)) {
             OutputStream out = socket.getOutputStream();

@@ -45,8 +45,13 @@ class FlowControlContractTest {
 
     private static final InetAddress LOOPBACK = TestLoopback.address();
     private static final int CHUNK = 64 * 1024;
-    /** The writer counts as blocked once its byte count stood still this long. */
-    private static final long STALL_MILLIS = 600;
+    /**
+     * The writer counts as blocked once its byte count stood still this long. The fabric route
+     * opens its window beyond the posted receives from its keeper thread, which looks every
+     * 250 ms: a writer to a silent reader may pause for two of its looks before it goes on (at
+     * 600 ms it was taken for blocked at 1 MiB one run in four).
+     */
+    private static final long STALL_MILLIS = 1500;
     /**
      * What an Aldeia connection holds at most beyond its send ring and its receive window with
      * the default configuration: the posted receive buffers (16 of at most 64 KiB) and one
