@@ -2,10 +2,10 @@
  * A writer whose peer dies: libaldeiafabric, over shm and tcp, 64 KiB blocks, peer_timeout =
  * 1000 ms. The peer is killed (SIGKILL: no goodbye) either after posting its receives and
  * taking nothing (the writer's sends beyond them wait for credit) or in the middle of a flowing
- * stream (the writer's last sends are in libfabric, which cancels no send: before the failed
- * queue pair closed its endpoint, the writer's wait for their completions never ended). Either
- * way the writer's wait must end with error completions within a few seconds, as a TCP
- * writer's does.
+ * stream (the writer's last sends are in libfabric, which cancels no send: before a failed
+ * queue pair ended them itself, the writer's wait for their completions never ended). Either
+ * way the writer's wait for what it posted must end, and a writer that goes on must get an
+ * error completion or a refused post, within a few seconds, as a TCP writer does.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -67,6 +67,7 @@ static void writer(int sender)
     double t0 = now_s();
     CHECK(kill(fabric_child, SIGKILL) == 0);
     uint32_t ok = 0, failed = 0;
+    /* what was posted completes, well (the peer took it before it died) or not: no hang */
     while (ok + failed < (posted - done) / 8) {
         VAPI_wc_desc_t wc = wait_wc(&e, e.scq);   /* a hang is a failure (POLL_USEC) */
         if (wc.status == VAPI_SUCCESS)
@@ -74,11 +75,32 @@ static void writer(int sender)
         else
             failed++;
     }
+    /* and a writer that goes on learns that the peer is gone: a send fails, or is refused
+     * once the queue pair has failed */
+    int refused = 0;
+    while (!failed && !refused) {
+        uint8_t *b = send_buf(&e, posted % SENDS);
+        VAPI_sr_desc_t s = { .id = posted++, .opcode = VAPI_SEND, .addr = (uint64_t)(uintptr_t)b, .len = MTU,
+                             .lkey = e.lkey, .comp_type = VAPI_SIGNALED };
+        VAPI_ret_t r = VAPI_post_sr(e.hca, e.qp, &s);
+        if (r == VAPI_EINVAL_QP_STATE) {
+            refused = 1;
+        } else {
+            CHECK(r == VAPI_OK || r == VAPI_EAGAIN);
+            VAPI_wc_desc_t wc = wait_wc(&e, e.scq);
+            if (wc.status == VAPI_SUCCESS)
+                ok++;
+            else
+                failed++;
+        }
+        CHECK(now_s() - t0 < 5.0);
+    }
     double took = now_s() - t0;
     char why[256];
     VOK(EVAPI_query_qp_error(e.hca, e.qp, why, sizeof why));
-    printf("  peer killed: %u sends completed, %u with an error, the last after %.2f s: %s\n", ok, failed, took, why);
-    CHECK(failed > 0);
+    printf("  peer killed: %u sends completed, %u with an error%s, after %.2f s: %s\n", ok, failed,
+           refused ? ", then a send refused" : "", took, why);
+    CHECK(why[0] != '\0');
     CHECK(took < 5.0);
     CHECK(waitpid(fabric_child, &fabric_child_status, 0) == fabric_child);
     fabric_child = 0;
