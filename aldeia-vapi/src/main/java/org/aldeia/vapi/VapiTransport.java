@@ -18,8 +18,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class VapiTransport implements Transport {
     private static final Logger LOG = LoggerFactory.getLogger(VapiTransport.class);
-    /** A fabric's name, with its NUL: "fabric " and it make a route name of at most 200 characters. */
-    private static final int ROUTE_NAME_MAX = 193;
+    /**
+     * A fabric's name, with its NUL: with "fabric " and a host's boot id ({@link FabricRoute}) a
+     * route name stays within the bootstrap's 200 characters.
+     */
+    private static final int ROUTE_NAME_MAX = 128;
 
     private final Vapi vapi;
     private final long hca;
@@ -116,9 +119,9 @@ public final class VapiTransport implements Transport {
     }
 
     /**
-     * The route of a library on a fabric: "fabric " and its "provider;fabric name", which two
-     * processes share when they reach each other through it. A library on no fabric
-     * (VAPI_ENOSYS) is MicroVAPI, whose peers are DECK's: "deck".
+     * The route of a library on a fabric ({@link FabricRoute}): "fabric " and its "provider;fabric
+     * name", which two processes share when they reach each other through it. A library on no
+     * fabric (VAPI_ENOSYS) is MicroVAPI, whose peers are DECK's: "deck".
      */
     private static String queryRoute(Vapi vapi, long hca) throws VapiException {
         byte[] name = new byte[ROUTE_NAME_MAX];
@@ -127,11 +130,11 @@ public final class VapiTransport implements Transport {
             return "deck";
         }
         VapiException.check(vapi, "EVAPI_query_hca_fabric", ret);
-        StringBuilder route = new StringBuilder("fabric ");
+        StringBuilder fabric = new StringBuilder();
         for (int i = 0; i < name.length && name[i] != 0; i++) {
-            route.append(name[i] >= 0x20 && name[i] <= 0x7e ? (char) name[i] : '?');
+            fabric.append(name[i] >= 0x20 && name[i] <= 0x7e ? (char) name[i] : '?');
         }
-        return route.toString();
+        return FabricRoute.of(fabric.toString(), FabricRoute.thisHost());
     }
 
     /**
