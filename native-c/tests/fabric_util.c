@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <time.h>
+
 #include "fabric_util.h"
 
 uint32_t fabric_mtu = 4096;
@@ -59,6 +61,21 @@ void read_all(void *p, size_t n)
         CHECK(r > 0);
         got += (size_t)r;
     }
+}
+
+void open_and_connect_end(struct end *e)
+{
+    open_end(e);
+    for (uint32_t i = 0; i < RECVS; i++)
+        post_recv(e, i);
+    connect_end(e);
+}
+
+double fabric_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 void connect_end(struct end *e)

@@ -54,6 +54,10 @@ void close_end(struct end *e);
 /* The bootstrap: addresses and queue-pair numbers both ways, then connect (a wrong
  * dest_qp_num is refused first). */
 void connect_end(struct end *e);
+/* open_end, every receive buffer posted, connect_end: a side ready to take RECVS blocks. */
+void open_and_connect_end(struct end *e);
+/* CLOCK_MONOTONIC in seconds, for the tests' own timings. */
+double fabric_now_s(void);
 /* Both processes reach this point before either goes on. */
 void sync_peer(void);
 /* The socketpair to the other process. */

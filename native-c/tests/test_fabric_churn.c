@@ -23,7 +23,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "fabric_util.h"
 
@@ -45,13 +44,6 @@ const char *__lsan_default_suppressions(void)
 
 static double seconds_limit;
 static int only_kind = -1;   /* CHURN_KIND=k in the environment: only kind k (to look at one) */
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 struct conn {
     VAPI_cq_hndl_t scq, rcq;
@@ -220,13 +212,13 @@ static void side(int client)
     CHECK(p.mem);
     memset(p.mem, 0, 4096);
     VOK(VAPI_register_mr(p.hca, p.pd, (uint64_t)(uintptr_t)p.mem, 4096, &p.mr, &p.lkey));
-    double t0 = now_s();
+    double t0 = fabric_now_s();
     uint32_t done = 0;
     late_refused = 0;
     for (int go = 1; go && done < CYCLES; done++) {
         cycle(&p, client, done);
         /* the client decides when time is up, and says so with each cycle */
-        char more = client ? (char)(now_s() - t0 < seconds_limit) : 0;
+        char more = client ? (char)(fabric_now_s() - t0 < seconds_limit) : 0;
         if (client)
             write_all(&more, 1);
         else
@@ -234,7 +226,7 @@ static void side(int client)
         go = more;
     }
     printf("  %s: %u connections in %.1f s; %d connects to a peer already gone refused\n",
-           client ? "client" : "server", done, now_s() - t0, late_refused);
+           client ? "client" : "server", done, fabric_now_s() - t0, late_refused);
     VOK(VAPI_deregister_mr(p.hca, p.mr));
     VOK(VAPI_dealloc_pd(p.hca, p.pd));
     VOK(EVAPI_release_hca_hndl(p.hca));

@@ -15,24 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "fabric_util.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 static void idle_then_send(int sender)
 {
     struct end e;
-    open_end(&e);
-    for (uint32_t i = 0; i < RECVS; i++)
-        post_recv(&e, i);
-    connect_end(&e);
+    open_and_connect_end(&e);
     usleep(3000 * 1000);   /* three peer timeouts with nobody calling in */
     if (sender) {
         uint32_t completions = 0;
@@ -69,20 +58,17 @@ static int peer_signal;
 static void survivor(int sender)
 {
     struct end e;
-    open_end(&e);
-    for (uint32_t i = 0; i < RECVS; i++)
-        post_recv(&e, i);
-    connect_end(&e);
+    open_and_connect_end(&e);
     sync_peer();
     if (!sender) {
         for (;;)
             pause();   /* until the parent's signal */
     }
-    double t0 = now_s();
+    double t0 = fabric_now_s();
     peer_pid = fabric_child;
     CHECK(kill(fabric_child, peer_signal) == 0);
     VAPI_wc_desc_t wc = wait_wc(&e, e.rcq);
-    double took = now_s() - t0;
+    double took = fabric_now_s() - t0;
     char why[256];
     VOK(EVAPI_query_qp_error(e.hca, e.qp, why, sizeof why));
     printf("  peer %s: receive ended with status %u after %.2f s: %s\n", strsignal(peer_signal), wc.status, took,

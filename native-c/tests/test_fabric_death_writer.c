@@ -11,16 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "fabric_util.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* Whether the peer takes blocks until it is killed, or posts its receives and takes nothing. */
 static int flowing;
@@ -28,10 +20,7 @@ static int flowing;
 static void writer(int sender)
 {
     struct end e;
-    open_end(&e);
-    for (uint32_t i = 0; i < RECVS; i++)
-        post_recv(&e, i);
-    connect_end(&e);
+    open_and_connect_end(&e);
     sync_peer();
     if (!sender) {
         if (!flowing)
@@ -64,7 +53,7 @@ static void writer(int sender)
     }
     printf("  %u sends posted, %u completed before the kill\n", posted, done);
     CHECK(posted > done + RECVS);   /* some wait for credit the dead peer will never give */
-    double t0 = now_s();
+    double t0 = fabric_now_s();
     CHECK(kill(fabric_child, SIGKILL) == 0);
     uint32_t ok = 0, failed = 0;
     /* what was posted completes, well (the peer took it before it died) or not: no hang */
@@ -93,9 +82,9 @@ static void writer(int sender)
             else
                 failed++;
         }
-        CHECK(now_s() - t0 < 5.0);
+        CHECK(fabric_now_s() - t0 < 5.0);
     }
-    double took = now_s() - t0;
+    double took = fabric_now_s() - t0;
     char why[256];
     VOK(EVAPI_query_qp_error(e.hca, e.qp, why, sizeof why));
     printf("  peer killed: %u sends completed, %u with an error%s, after %.2f s: %s\n", ok, failed,

@@ -23,10 +23,7 @@ static void *writer(void *arg)
 static void side(int sender)
 {
     struct end e;
-    open_end(&e);
-    for (uint32_t i = 0; i < RECVS; i++)
-        post_recv(&e, i);
-    connect_end(&e);
+    open_and_connect_end(&e);
     pthread_t w;
     CHECK(pthread_create(&w, NULL, writer, &e) == 0);
     stream_receive(&e, BLOCKS, sender);   /* one side's reader is slow now and then */

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fabric_util.h"
 
@@ -107,6 +106,18 @@ static void post_block_send(struct side_res *r, uint32_t k)
     VAPI_sr_desc_t d = { .id = k, .opcode = VAPI_SEND, .addr = (uint64_t)(uintptr_t)b, .len = BLOCK,
                          .lkey = r->lkey, .comp_type = VAPI_SIGNALED };
     VOK(VAPI_post_sr(r->hca, r->qp, &d));
+}
+
+/* Sends blocks 0..n-1 and waits until every one completed well. */
+static void send_blocks_and_wait(struct side_res *r, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        post_block_send(r, k);
+    VAPI_wc_desc_t wc;
+    for (uint32_t k = 0; k < n; k++) {
+        VOK(EVAPI_poll_cq_block(r->hca, r->scq, POLL_USEC, &wc));
+        CHECK(wc.status == VAPI_SUCCESS);
+    }
 }
 
 /* Receives block k in order; 0 when the completion is an error instead. */
@@ -299,13 +310,7 @@ static void read_after_goodbye(int sender)
     }
     connect_side(&r);
     if (sender) {
-        for (uint32_t k = 0; k < 40; k++)
-            post_block_send(&r, k);
-        VAPI_wc_desc_t wc;
-        for (uint32_t k = 0; k < 40; k++) {
-            VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
-            CHECK(wc.status == VAPI_SUCCESS);
-        }
+        send_blocks_and_wait(&r, 40);
         VOK(VAPI_destroy_qp(r.hca, r.qp));
         sync_peer();
         close_side(&r, 1);
@@ -319,7 +324,6 @@ static void read_after_goodbye(int sender)
     close_side(&r, 0);
 }
 
-static double now_s(void);
 
 #define ECHO_BLOCKS 128u   /* 4 MiB */
 #define ECHO_WIN    160u   /* max_recv_wr: a 5 MiB window */
@@ -353,12 +357,12 @@ static void echo_4mib(int client)
     for (uint32_t k = 0; k < POSTED; k++)
         post_into(&r, k);
     connect_side(&r);
-    double t0 = now_s();
+    double t0 = fabric_now_s();
     if (client) {
         for (uint32_t k = 0; k < ECHO_BLOCKS; k++)
             ring_send(&r, k);
         read_blocks(&r, ECHO_BLOCKS);
-        printf("  4 MiB written, then its echo read: %.0f ms\n", (now_s() - t0) * 1e3);
+        printf("  4 MiB written, then its echo read: %.0f ms\n", (fabric_now_s() - t0) * 1e3);
     } else {
         for (uint32_t k = 0; k < ECHO_BLOCKS; k++) {
             read_blocks_from(&r, k);
@@ -374,13 +378,6 @@ static void echo_4mib(int client)
     close_side(&r, 0);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec / 1e9;
-}
-
 /* The sender sends 8 blocks, waits for them, pauses 300 ms and destroys its queue pair; the
  * receiver reads the 8 and is blocked in its next poll when the destroy comes. */
 static void peer_destroys(int sender)
@@ -392,18 +389,12 @@ static void peer_destroys(int sender)
             post_block_recv(&r, k);
     connect_side(&r);
     if (sender) {
-        for (uint32_t k = 0; k < 8; k++)
-            post_block_send(&r, k);
-        VAPI_wc_desc_t wc;
-        for (uint32_t k = 0; k < 8; k++) {
-            VOK(EVAPI_poll_cq_block(r.hca, r.scq, POLL_USEC, &wc));
-            CHECK(wc.status == VAPI_SUCCESS);
-        }
+        send_blocks_and_wait(&r, 8);
         sync_peer();
         usleep(300 * 1000);
-        double t0 = now_s();
+        double t0 = fabric_now_s();
         VOK(VAPI_destroy_qp(r.hca, r.qp));
-        printf("  sender: destroyed in %.1f ms\n", (now_s() - t0) * 1e3);
+        printf("  sender: destroyed in %.1f ms\n", (fabric_now_s() - t0) * 1e3);
         write_all(&t0, sizeof t0);
         sync_peer();
         close_side(&r, 1);
@@ -413,7 +404,7 @@ static void peer_destroys(int sender)
         CHECK(receive_block(&r, k, POLL_USEC));
     sync_peer();
     CHECK(!receive_block(&r, 8, POLL_USEC));   /* blocked here when the peer destroys */
-    double t1 = now_s(), t0;
+    double t1 = fabric_now_s(), t0;
     read_all(&t0, sizeof t0);
     char why[256];
     VOK(EVAPI_query_qp_error(r.hca, r.qp, why, sizeof why));
