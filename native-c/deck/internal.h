@@ -93,6 +93,12 @@ int  deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms);
 /* deck_entry_take for deck_mbox_retrv_apply: the queued message itself is handed to fn (no copy
  * into scratch, whose size still bounds it as in a retrieve), then freed. */
 int  deck_entry_take_apply(void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg);
+/* Called by a transport that read a whole message for mailbox `index` into its own memory
+ * (data[0..len), admitted by deck_table_admit): when this thread is inside
+ * deck_entry_take_apply on that mailbox and nothing is queued there, hands it to that retrieve's
+ * fn where it lies and returns 1; otherwise 0, and the caller queues it (deck_core_deliver). */
+int  deck_table_apply_here(int index, int from, const void *data, size_t len);
+long deck_table_applied_here(void);                          /* messages so handed, for tests */
 void deck_entry_watch(void *entry, int node);
 /* Whether mailbox `index` admits a message of len bytes from process `from`, checked before
  * anything is allocated for it: DECK_OK; DECK_ENOTFOUND, no such mailbox (any more: the message

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "internal.h"
 
@@ -317,6 +318,28 @@ int deck_entry_poll_apply(void *entry, deck_msg_t *scratch, deck_msg_fn fn, void
     return rc;
 }
 
+/*
+ * deck_mbox_retrv_apply while its thread reads the connections itself (deck_core_read_waiting):
+ * a message that thread reads for this mailbox while nothing waits queued before it is handed
+ * to fn where it lies (the connection's buffer, tcp_wait.c), instead of being copied into a
+ * queued message first and handed over from there: a copy of every block of a stream fewer.
+ * Order is kept: a connection's frames are read in order under its lock, and one that finds an
+ * earlier message of the mailbox queued is queued behind it. One message per retrieve: the
+ * frames read behind it are queued.
+ */
+struct applying {
+    mbox_entry_t *entry;        /* the mailbox this thread retrieves from, in apply mode */
+    deck_msg_fn   fn;
+    void         *arg;
+    size_t        bound;        /* the scratch message's size: the longest it takes */
+    int           applied;      /* messages handed to fn where they arrived: 0 or 1 */
+};
+static _Thread_local struct applying applying;
+static atomic_long applied_here;   /* by all threads, for tests */
+
+/* await_head: the thread applied messages where they arrived (deck_table_apply_here). */
+#define APPLIED_HERE 1
+
 /* Waits (e->lock held) until the queue has a head: DECK_OK; or the mailbox is destroyed, its
  * watched node gone or the time up: that failure. */
 static int await_head(mbox_entry_t *e, int timeout_ms)
@@ -344,6 +367,7 @@ static int await_head(mbox_entry_t *e, int timeout_ms)
             int read = deck_core_read_waiting(timeout_ms >= 0 ? &deadline : NULL);
             deck_mutex_lock(&e->lock);
             e->reading--;
+            if (applying.entry == e && applying.applied) return APPLIED_HERE;
             looked |= passed;
             no_read = !read;
             continue;
@@ -354,14 +378,16 @@ static int await_head(mbox_entry_t *e, int timeout_ms)
     }
 }
 
-/* A waiting take: into msg, or with `taken` as poll_head. */
+/* A waiting take: into msg, or with `taken` as poll_head; or, when the thread applied messages
+ * where they arrived meanwhile (deck_table_apply_here), DECK_OK with nothing taken. */
 static int take(void *entry, deck_msg_t *msg, int timeout_ms, deck_qmsg_t **taken)
 {
     mbox_entry_t *e = entry;
     deck_mutex_lock(&e->lock);
     e->waiters++;
     int rc = await_head(e, timeout_ms);
-    if (rc == DECK_OK) rc = taken ? take_head(e, msg->size, taken) : copy_out(e, msg);
+    if (rc == APPLIED_HERE) rc = DECK_OK;
+    else if (rc == DECK_OK) rc = taken ? take_head(e, msg->size, taken) : copy_out(e, msg);
     e->waiters--;
     if (e->closed) deck_cond_broadcast(&e->cond);   /* the destroyer waits for waiters == 0 */
     deck_mutex_unlock(&e->lock);
@@ -373,7 +399,28 @@ int deck_entry_take(void *entry, deck_msg_t *msg, int timeout_ms) { return take(
 int deck_entry_take_apply(void *entry, deck_msg_t *scratch, int timeout_ms, deck_msg_fn fn, void *arg)
 {
     deck_qmsg_t *q = NULL;
+    applying = (struct applying){ entry, fn, arg, scratch->size, 0 };
     int rc = take(entry, scratch, timeout_ms, &q);
+    applying = (struct applying){ NULL, NULL, NULL, 0, 0 };
     if (q) apply_taken(q, fn, arg);
     return rc;
 }
+
+int deck_table_apply_here(int index, int from, const void *data, size_t len)
+{
+    mbox_entry_t *e = applying.entry;
+    /* Only in a retrieve of that mailbox, one message per retrieve (as its contract says), of a
+     * length the retrieve admits (scratch's size: a longer one gets DECK_ETRUNC from the queue). */
+    if (!e || e->index != index || applying.applied || len > applying.bound) return 0;
+    deck_mutex_lock(&e->lock);
+    int first = !e->head && !e->closed;      /* nothing queued before it: no order to keep */
+    deck_mutex_unlock(&e->lock);
+    if (!first) return 0;
+    deck_msg_t view = { .buf = (char *)(uintptr_t)data, .size = len, .len = len, .src = from };
+    applying.fn(&view, applying.arg);
+    applying.applied++;
+    atomic_fetch_add(&applied_here, 1);
+    return 1;
+}
+
+long deck_table_applied_here(void) { return atomic_load(&applied_here); }

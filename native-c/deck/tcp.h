@@ -106,9 +106,13 @@ int  tcp_io_send_framev(tcp_io_t *io, const tcp_frame_t *f, const struct iovec *
 int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
 /* ---- tcp_inbuf.c: a connection's reads, buffered ---- */
 #define TCP_INBUF_BYTES 16384
+/* The most a buffer grows to: a whole frame of tcp's post hint (the longest MicroVAPI sends),
+ * so that the holder (tcp_wait.c) can take it in and hand it on from where it lies. */
+#define TCP_INBUF_MAX   (TCP_FRAME_BYTES + DECK_TCP_POST_HINT)
 typedef struct tcp_inbuf {
     tcp_io_t      *io;
-    unsigned char *buf;            /* TCP_INBUF_BYTES; bytes at..end read but not taken */
+    unsigned char *buf;            /* cap bytes; bytes at..end read but not taken */
+    size_t         cap;            /* TCP_INBUF_BYTES, grown up to TCP_INBUF_MAX by tcp_inbuf_fill */
     size_t         at, end;
 } tcp_inbuf_t;
 
@@ -117,11 +121,16 @@ void tcp_inbuf_free(tcp_inbuf_t *b);
 /* Exactly n bytes of the stream, as tcp_io_read: 1, 0 (end of stream) or -errno. */
 int  tcp_inbuf_read(tcp_inbuf_t *b, void *dst, size_t n);
 int  tcp_inbuf_read_frame(tcp_inbuf_t *b, tcp_frame_t *f);
-/* What reading the next frame needs, without waiting: 1 a whole frame is in the buffer and
- * the socket's `avail` bytes (it reads no more than those), 0 not all of it is there yet,
- * -1 nothing is there at all. *need: the bytes the socket must hold for the frame (or, while
- * its header is not all there, for the header) to be whole. */
-int  tcp_inbuf_frame_ready(tcp_inbuf_t *b, size_t avail, uint64_t *need);
+/* Whether the buffer holds the next frame whole (1) or not (0); *total: the frame's length
+ * with its header once the header is there, else TCP_FRAME_BYTES. Reads nothing. */
+int  tcp_inbuf_frame_buffered(const tcp_inbuf_t *b, uint64_t *total);
+/* Reads what a plain socket holds now, without waiting, into the buffer, first making room
+ * for `want` bytes from `at` on (growing it up to TCP_INBUF_MAX): bytes read, 0 at the end of
+ * the stream, -EAGAIN when nothing is there, -ENOMEM, or -errno of the failure. */
+ssize_t tcp_inbuf_fill(tcp_inbuf_t *b, size_t want);
+/* The next n bytes when the buffer holds them all (NULL otherwise), and taking them. */
+const void *tcp_inbuf_peek(const tcp_inbuf_t *b, size_t n);
+void tcp_inbuf_skip(tcp_inbuf_t *b, size_t n);
 size_t tcp_inbuf_buffered(const tcp_inbuf_t *b);
 
 /* Wakes a thread blocked on the stream (shutdown); the descriptor stays open. */
@@ -245,10 +254,10 @@ long tcp_wait_reader_wakes(void);       /* parked readers' wake-ups, for tests *
 /* Waits whose holder polled before it slept (DECK_SPIN_US), and in *hits those whose polls
  * found something; for tests. */
 long tcp_wait_spins(long *hits);
-/* SO_RCVLOWAT of c back to 1 (read_lock held): after a frame is read, so that a poll wakes at
- * the next frame's first byte; and before a reader reads, which must not sleep in recv under a
- * mark a holder raised for a frame it then left (the kernel wakes a recv only once the mark's
- * bytes are there, and the rest of a frame already partly taken is fewer). */
+/* SO_RCVLOWAT of c back to 1 (read_lock held), before a reader reads: it must not sleep in recv
+ * under a mark a holder raised for a frame it then left (the kernel wakes a recv only once the
+ * mark's bytes are there, and the rest of a frame already partly taken is fewer). A holder sets
+ * the mark anew before each of its polls (tcp_wait.c, await_rest). */
 void tcp_wait_lowat_clear(tcp_conn_t *c);
 /* Whether the role is held now (a reader that finds it held leaves the bytes to the holder). */
 int  tcp_wait_role_held(void);

@@ -108,9 +108,7 @@ static int encrypt_accepted(tcp_conn_t *c)
 int tcp_conn_read_frame(tcp_conn_t *c)
 {
     tcp_frame_t f;
-    int ok = tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
-    tcp_wait_lowat_clear(c);
-    return ok;
+    return tcp_inbuf_read_frame(&c->in, &f) > 0 && tcp_frame_handle(c, &f);
 }
 
 /* One turn of a reader: a plain connection's waits its turn (tcp_wait.c: a retriever may be

@@ -40,6 +40,11 @@ static int data(tcp_conn_t *c, const tcp_frame_t *f)
     int rc = deck_table_admit(f->index, (unsigned long)f->len, c->peer->id);
     if (rc == DECK_EPROTO) return bad(c, deck_last_error());
     if (rc == DECK_ENOTFOUND) return discard(c, f->len);
+    const void *here = tcp_inbuf_peek(&c->in, (size_t)f->len);   /* the holder's whole frames */
+    if (here && deck_table_apply_here(f->index, c->peer->id, here, (size_t)f->len)) {
+        tcp_inbuf_skip(&c->in, (size_t)f->len);
+        return 1;
+    }
     deck_qmsg_t *q = deck_qmsg_alloc((size_t)f->len, c->peer->id);
     if (!q) return bad(c, "no memory for its message");
     if (tcp_inbuf_read(&c->in, q->data, (size_t)f->len) <= 0) { deck_qmsg_free(q); return 0; }

@@ -21,11 +21,15 @@
  *
  * Who reads a connection holds its read_lock, and reads and delivers whole frames under it,
  * so each connection's frames are delivered once and in order whoever reads them. The holder
- * never waits for a peer's bytes: it reads a frame only when the frame is all in the buffer
- * and the socket (FIONREAD), and skips a connection whose reader holds the lock (the reader
- * wakes it when done). A frame whose bytes are still coming it leaves where it is and polls
- * until all of it is in the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once. The mark
- * is the holder's alone: a reader puts it back to 1 before it reads (tcp_wait_lowat_clear). What
+ * never waits for a peer's bytes: it takes in what the socket holds, in one recv that does not
+ * wait (tcp_inbuf_fill), handles the frames that are whole in the connection's buffer, where
+ * they lie, and skips a connection whose reader holds the lock (the reader wakes it when done).
+ * A frame whose bytes are still coming it leaves in the buffer and polls until the rest is in
+ * the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once. (It asked FIONREAD first and
+ * then read each frame's header and payload: three system calls a frame where one does, and a
+ * system call costs about 1 us on this machine's virtual CPUs.) The mark is the holder's
+ * alone, set before each of its polls: a reader puts it back to 1 before it reads
+ * (tcp_wait_lowat_clear). What
  * wakes the holder's poll besides its connections is wake_fd: a delivery to the mailbox it
  * waits for by another thread (a TLS connection's reader, a post to this process), its
  * destroy, its watched peer's end. A wait lasts at most DECK_TCP_WAIT_SLICE_MS (100), after
@@ -52,7 +56,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "tcp.h"
@@ -60,8 +63,6 @@
 #define WAIT_SLICE_MS 100        /* default of DECK_TCP_WAIT_SLICE_MS */
 #define WAIT_CONNS    64          /* connections one wait reads; others stay their readers' */
 #define WANTED_NS     (10 * 1000000ull) /* a release that recent a want follows lets readers in at once */
-#define LOWAT_MAX     (TCP_FRAME_BYTES + DECK_TCP_POST_HINT) /* frames up to this long the holder
-                                                          * waits for whole in the socket */
 /* A reader whose connection the holder has looks again after KEPT_WAIT_MS at the latest. A
  * holder whose hold lasted the grace or more wakes the readers as it lets the role go; after a
  * shorter one that nobody follows, nothing does, and looks read the sockets themselves until
@@ -210,36 +211,48 @@ void tcp_wait_lowat_clear(tcp_conn_t *c)
     if (c->lowat > 1) set_lowat(c, 1);
 }
 
-/* A frame of c is not all there: the holder's poll waits until it is (SO_RCVLOWAT), for a
- * frame of at most LOWAT_MAX; a larger one, or one whose rest does not come while poll says
- * something did (its end), goes to its reader. */
-static void await_rest(tcp_conn_t *c, uint64_t need, int signalled)
+/* A frame of c is not all there: the holder's poll waits until the `need` bytes it lacks are in
+ * the socket (SO_RCVLOWAT), so that a 64 KiB message wakes it once; a frame longer than a
+ * buffer holds (TCP_INBUF_MAX) goes to its reader. */
+static void await_rest(tcp_conn_t *c, uint64_t total, uint64_t need)
 {
-    if (need > LOWAT_MAX || (signalled && c->lowat == (int)need) || !set_lowat(c, (int)need))
+    if (total > TCP_INBUF_MAX || need > INT32_MAX || (c->lowat != (int)need && !set_lowat(c, (int)need)))
         hand_to_reader(c);
 }
 
-/* Reads and handles the frames of c that are wholly there. `signalled`: poll said c has
- * something, so nothing there at all is its end (or an error), which its reader reads.
+/* Reads what c holds and handles the frames that are whole, each where it lies in c's buffer.
  * `waits`: the caller polls next, so a frame not all there is waited for (await_rest). */
-static enum ready read_ready(tcp_conn_t *c, int signalled, int waits)
+static enum ready read_ready(tcp_conn_t *c, int waits)
 {
     if (pthread_mutex_trylock(&c->read_lock) != 0) return SKIPPED;   /* its reader is at it */
     enum ready done = NOTHING;
     while (atomic_load(&c->shared) && !atomic_load(&c->closed) && !atomic_load(&c->to_reader)) {
-        int avail = 0;
-        uint64_t need = 0;
-        if (ioctl(c->io.fd, FIONREAD, &avail) < 0) avail = 0;
-        int ready = tcp_inbuf_frame_ready(&c->in, (size_t)avail, &need);
-        if (ready < 0 && signalled && done == NOTHING) hand_to_reader(c);
-        if (ready == 0 && waits) await_rest(c, need, signalled);
-        if (ready <= 0) break;
-        if (!tcp_conn_read_frame(c)) {
-            tcp_conn_kill(c);        /* its reader ends it, as for a frame it read itself */
+        uint64_t total;
+        if (tcp_inbuf_frame_buffered(&c->in, &total)) {
+            if (!tcp_conn_read_frame(c)) {
+                tcp_conn_kill(c);        /* its reader ends it, as for a frame it read itself */
+                break;
+            }
+            atomic_fetch_add(&frames_held, 1);
+            done = HANDLED;
+            continue;
+        }
+        if (total > TCP_INBUF_MAX) {
+            hand_to_reader(c);
             break;
         }
-        atomic_fetch_add(&frames_held, 1);
-        done = HANDLED;
+        /* Handled some: its retriever goes back to its mailbox first. Reading on while a
+         * stream flows handed the frames behind to a reader that was not there to take them
+         * (MicroVAPI queued them all, copying each, instead of its posted receives). */
+        if (done == HANDLED) break;
+        ssize_t r = tcp_inbuf_fill(&c->in, (size_t)total);
+        if (r > 0) continue;
+        if (r == -EAGAIN) {
+            if (waits) await_rest(c, total, total - tcp_inbuf_buffered(&c->in));
+            break;
+        }
+        hand_to_reader(c);   /* the end of the stream, or a failure: its reader reads it and ends c */
+        break;
     }
     deck_mutex_unlock(&c->read_lock);
     return done;
@@ -304,7 +317,7 @@ static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec
     int polled = 0, handled = 0;
     tcp_conn_t *watched[WAIT_CONNS];
     for (int i = 0; i < n; i++) {
-        enum ready r = read_ready(conns[i], 0, 1);
+        enum ready r = read_ready(conns[i], 1);
         handled |= r == HANDLED;
         if (r != SKIPPED && !atomic_load(&conns[i]->to_reader)) {
             watched[polled] = conns[i];
@@ -319,7 +332,7 @@ static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec
     if (r == 0 && !(spun && us < 0)) r = poll(p, (nfds_t)polled + 1, ms);   /* -1: polled all of ms */
     if (r <= 0) return;
     for (int i = 0; i < polled; i++)
-        if (p[i].revents) read_ready(watched[i], 1, 1);
+        if (p[i].revents) read_ready(watched[i], 1);
     if (p[polled].revents) drain_fd(wake);
 }
 
@@ -334,7 +347,7 @@ static int look(void)
     if (!atomic_load(&role) && now >= atomic_load(&role_free_at) && now >= atomic_load(&kept_until)) return 0;
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS), handled = 0;
-    for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0, 0) == HANDLED;
+    for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0) == HANDLED;
     for (int i = 0; i < n; i++) tcp_conn_unref(conns[i]);
     return handled;
 }

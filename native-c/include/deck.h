@@ -205,9 +205,10 @@ int deck_mbox_retrv(deck_mbox_t *mb, deck_msg_t *msg);
 #define DECK_POLL (-2)
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms);
 /* retrv_timed that hands the message to fn(msg, arg) instead of leaving it in a message of the
- * caller's: in place where the transport can (sci's protocol 2: in the shared segment; a queued
- * message, as tcp's: the copy its reader made, still bounded by scratch->size; one copy fewer),
- * else retrieved into `scratch` first. The message lives only during fn, which must not
+ * caller's: in place where the transport can (sci's protocol 2: in the shared segment; tcp: in
+ * the connection's buffer, when the retrieving thread read the frame itself while nothing was
+ * queued before it, else the queued copy a reader made; both still bounded by scratch->size;
+ * one copy fewer), else retrieved into `scratch` first. The message lives only during fn, which must not
  * retrieve from or destroy the mailbox. In place, the sender can still write into it while fn
  * reads: fn reads each value it relies on (a length) once and checks it where it uses it, and
  * copies what must stay. Same results as retrv_timed; fn is called only on DECK_OK. */

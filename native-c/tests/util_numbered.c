@@ -18,15 +18,20 @@ void util_post_numbered(deck_mbox_t *to, deck_msg_t *m, int sender, int seq, uns
     CHECK_OK(deck_mbox_post(to, m));
 }
 
-int util_retrv_numbered(deck_mbox_t *from, deck_msg_t *m, int *seq)
+int util_check_numbered(deck_msg_t *m, int *seq)
 {
     int sender;
-    CHECK_OK(deck_mbox_retrv(from, m));
     CHECK_OK(deck_msg_unpack(m, DECK_INT, &sender, 1));
     CHECK_OK(deck_msg_unpack(m, DECK_INT, seq, 1));
     for (unsigned long k = 0; m->pos + k < m->len; k++)
         CHECK((unsigned char)m->buf[m->pos + k] == pattern(sender, *seq, k));
     return sender;
+}
+
+int util_retrv_numbered(deck_mbox_t *from, deck_msg_t *m, int *seq)
+{
+    CHECK_OK(deck_mbox_retrv(from, m));
+    return util_check_numbered(m, seq);
 }
 
 void util_expect_in_order(deck_mbox_t *from, deck_msg_t *m, int count, int first, int last,

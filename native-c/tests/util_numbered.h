@@ -12,6 +12,10 @@ typedef unsigned long (*util_body_fn)(int sender, int seq);
 
 void util_post_numbered(deck_mbox_t *to, deck_msg_t *m, int sender, int seq, unsigned long body);
 
+/* Checks a numbered message read from its start (m->pos 0): its body; returns the sender,
+ * *seq its number. */
+int util_check_numbered(deck_msg_t *m, int *seq);
+
 /* Retrieves one numbered message and checks its body; returns the sender, *seq its number. */
 int util_retrv_numbered(deck_mbox_t *from, deck_msg_t *m, int *seq);
 
