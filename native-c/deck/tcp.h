@@ -106,9 +106,11 @@ int  tcp_io_send_framev(tcp_io_t *io, const tcp_frame_t *f, const struct iovec *
 int  tcp_io_read_frame(tcp_io_t *io, tcp_frame_t *f);
 /* ---- tcp_inbuf.c: a connection's reads, buffered ---- */
 #define TCP_INBUF_BYTES 16384
-/* The most a buffer grows to: a whole frame of tcp's post hint (the longest MicroVAPI sends),
- * so that the holder (tcp_wait.c) can take it in and hand it on from where it lies. */
-#define TCP_INBUF_MAX   (TCP_FRAME_BYTES + DECK_TCP_POST_HINT)
+/* The longest frame the holder (tcp_wait.c) takes in whole and hands on from where it lies: one
+ * of tcp's post hint (the longest MicroVAPI sends); longer ones are their reader's. */
+#define TCP_HELD_FRAME_MAX (TCP_FRAME_BYTES + DECK_TCP_POST_HINT)
+/* The most a buffer grows to: such a frame and the next one's header. */
+#define TCP_INBUF_MAX   (TCP_HELD_FRAME_MAX + TCP_FRAME_BYTES)
 typedef struct tcp_inbuf {
     tcp_io_t      *io;
     unsigned char *buf;            /* cap bytes; bytes at..end read but not taken */
@@ -124,9 +126,10 @@ int  tcp_inbuf_read_frame(tcp_inbuf_t *b, tcp_frame_t *f);
 /* Whether the buffer holds the next frame whole (1) or not (0); *total: the frame's length
  * with its header once the header is there, else TCP_FRAME_BYTES. Reads nothing. */
 int  tcp_inbuf_frame_buffered(const tcp_inbuf_t *b, uint64_t *total);
-/* Reads what a plain socket holds now, without waiting, into the buffer, first making room
- * for `want` bytes from `at` on (growing it up to TCP_INBUF_MAX): bytes read, 0 at the end of
- * the stream, -EAGAIN when nothing is there, -ENOMEM, or -errno of the failure. */
+/* Reads what a plain socket holds now, without waiting, into the buffer: up to the end of the
+ * frame being filled, `want` bytes from `at` on, and the next frame's header (growing the
+ * buffer up to TCP_INBUF_MAX). Bytes read, 0 at the end of the stream, -EAGAIN when nothing is
+ * there, -ENOMEM, or -errno of the failure. */
 ssize_t tcp_inbuf_fill(tcp_inbuf_t *b, size_t want);
 /* The next n bytes when the buffer holds them all (NULL otherwise), and taking them. */
 const void *tcp_inbuf_peek(const tcp_inbuf_t *b, size_t n);

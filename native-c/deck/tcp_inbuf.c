@@ -10,8 +10,8 @@
  * The retriever never waits for a peer's bytes: it takes in what the socket holds
  * (tcp_inbuf_fill, one recv for as many frames as are there, as a JDK reader's read takes what
  * is there) and handles the frames that are whole in the buffer, each where it lies
- * (tcp_inbuf_peek). For that the buffer grows to hold the frame it is filling, up to
- * TCP_INBUF_MAX; a longer frame is its reader's.
+ * (tcp_inbuf_peek). For that the buffer grows to hold the frame it is filling and the next
+ * one's header, up to TCP_INBUF_MAX; a longer frame is its reader's (TCP_HELD_FRAME_MAX).
  *
  *   buf                at             end                      cap
  *   | taken            | read, not taken | free                  |
@@ -100,9 +100,17 @@ static int make_room(tcp_inbuf_t *b, size_t want)
 
 ssize_t tcp_inbuf_fill(tcp_inbuf_t *b, size_t want)
 {
-    if (!make_room(b, want < TCP_INBUF_MAX ? want : TCP_INBUF_MAX)) return -ENOMEM;
+    /* The rest of the frame and the next one's header, so that the next fill knows how much
+     * to take; or, for short frames, as many as TCP_INBUF_BYTES holds. Taking in more than
+     * that would take part of the next long frame, which its retrieve could not then have where
+     * it lies (one message a retrieve) and which would be copied into a queued message. */
+    size_t have = b->end - b->at, upto = want + TCP_FRAME_BYTES;
+    if (upto < TCP_INBUF_BYTES) upto = TCP_INBUF_BYTES;
+    if (upto > TCP_INBUF_MAX) upto = TCP_INBUF_MAX;
+    if (!make_room(b, upto)) return -ENOMEM;
+    size_t max = upto - have < b->cap - b->end ? upto - have : b->cap - b->end;
     for (;;) {
-        ssize_t r = recv(b->io->fd, b->buf + b->end, b->cap - b->end, MSG_DONTWAIT);
+        ssize_t r = recv(b->io->fd, b->buf + b->end, max, MSG_DONTWAIT);
         if (r > 0) b->end += (size_t)r;
         if (r >= 0) return r;
         if (errno != EINTR) return errno == EWOULDBLOCK ? -EAGAIN : -errno;

@@ -213,10 +213,10 @@ void tcp_wait_lowat_clear(tcp_conn_t *c)
 
 /* A frame of c is not all there: the holder's poll waits until the `need` bytes it lacks are in
  * the socket (SO_RCVLOWAT), so that a 64 KiB message wakes it once; a frame longer than a
- * buffer holds (TCP_INBUF_MAX) goes to its reader. */
+ * buffer holds (TCP_HELD_FRAME_MAX) goes to its reader. */
 static void await_rest(tcp_conn_t *c, uint64_t total, uint64_t need)
 {
-    if (total > TCP_INBUF_MAX || need > INT32_MAX || (c->lowat != (int)need && !set_lowat(c, (int)need)))
+    if (total > TCP_HELD_FRAME_MAX || need > INT32_MAX || (c->lowat != (int)need && !set_lowat(c, (int)need)))
         hand_to_reader(c);
 }
 
@@ -237,7 +237,7 @@ static enum ready read_ready(tcp_conn_t *c, int waits)
             done = HANDLED;
             continue;
         }
-        if (total > TCP_INBUF_MAX) {
+        if (total > TCP_HELD_FRAME_MAX) {
             hand_to_reader(c);
             break;
         }

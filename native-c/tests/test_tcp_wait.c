@@ -87,7 +87,7 @@ static void expect_next(const deck_msg_t *msg, void *arg)
 static int apply_stream_node(int id, int n, void *arg)
 {
     const size_t sizes[] = { NUMBERED_HEAD, 24, TCP_INBUF_BYTES - 25, TCP_INBUF_BYTES + 1, 65536 + 24,
-                             TCP_INBUF_MAX - TCP_FRAME_BYTES, TCP_INBUF_MAX - TCP_FRAME_BYTES + 1, 1u << 20 };
+                             TCP_HELD_FRAME_MAX - TCP_FRAME_BYTES, TCP_HELD_FRAME_MAX - TCP_FRAME_BYTES + 1, 1u << 20 };
     const int nsizes = (int)(sizeof sizes / sizeof *sizes), rounds = 30;
     deck_mbox_t mb;
     deck_msg_t m;
