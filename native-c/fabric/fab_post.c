@@ -19,7 +19,12 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     uint32_t want = recv ? VAPI_RECEIVE : VAPI_SEND, mtu = obj->hca->config.mtu;
     pthread_mutex_lock(&obj->lock);
     struct fab_queue *q = recv ? &obj->rq : &obj->sq;
-    if (obj->state == VAPI_ERR || (!recv && obj->state != VAPI_RTS))
+    /* Receives posted to a queue pair in error are taken and complete flushed, behind what came
+     * before, as on an InfiniBand queue pair and MicroVAPI's: a reader that reposts the buffer it
+     * just emptied after the peer left still reads the peer's last bytes and its end of stream
+     * (refused, the post failed a Java read that had copied them: FabricStreamTest over tcp). */
+    int flushed = recv && obj->state == VAPI_ERR;
+    if (!recv && obj->state != VAPI_RTS)
         ret = vapi_fail(VAPI_EINVAL_QP_STATE, fn, "the queue pair is %s",
                         obj->state == VAPI_ERR ? obj->err_text : "not connected (VAPI_RTS) yet");
     else if (num > q->cap - (q->tail - q->head))
@@ -29,8 +34,9 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         const VAPI_sr_desc_t *d = &list[k];
         struct fab_slot *s = &q->slots[(q->tail + k) % q->cap];
         *s = (struct fab_slot){ .qp = obj, .id = d->id, .addr = d->addr, .len = d->len,
-                                .signaled = recv || d->comp_type == VAPI_SIGNALED, .state = FAB_QUEUED,
-                                .is_recv = (uint8_t)recv };
+                                .signaled = recv || d->comp_type == VAPI_SIGNALED,
+                                .state = flushed ? FAB_DONE : FAB_QUEUED,
+                                .status = flushed ? VAPI_WR_FLUSH_ERR : VAPI_SUCCESS, .is_recv = (uint8_t)recv };
         if (d->opcode != want)
             ret = vapi_fail(VAPI_EINVAL_PARAM, fn, "request %u: opcode %u, expected %u", k, d->opcode, want);
         else if (d->len > mtu)
@@ -40,6 +46,10 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
     }
     if (ret == VAPI_OK)
         q->tail += num;   /* a receive counts as credit once handed to libfabric (fab_pump_locked) */
+    if (flushed) {
+        q->next = q->tail;   /* never handed to libfabric */
+        fab_progress_locked(obj);
+    }
     fab_pump_locked(obj);
     pthread_mutex_unlock(&obj->lock);
     vh_put(qp);
