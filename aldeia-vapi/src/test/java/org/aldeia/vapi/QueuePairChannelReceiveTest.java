@@ -89,6 +89,36 @@ class QueuePairChannelReceiveTest {
     }
 
     @Test
+    void aRefusedRepostStillReadsWhatArrivedThenEndOfStream() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            doReturn(VapiConstants.VAPI_EINVAL_QP_STATE).when(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(),
+                    anyInt(), any());
+            p.a.write(bytes(4 * 1024, 0), 0, 4 * 1024);
+            byte[] buf = new byte[4 * 1024];
+            assertEquals(4 * 1024, p.b.read(buf, 0, buf.length), "four buffers emptied: their re-post is refused");
+            assertArrayEquals(bytes(4 * 1024, 0), buf);
+            p.a.write(bytes(10, 7), 0, 10);
+            p.a.shutdownOutput();
+            assertEquals(10, p.b.read(buf, 0, buf.length), "what came into the buffers still posted");
+            assertArrayEquals(bytes(10, 7), Arrays.copyOf(buf, 10));
+            assertEquals(-1, p.b.read(buf, 0, buf.length));
+        }
+    }
+
+    @Test
+    void aRefusedRepostFailsTheReadOnceNothingArrived() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
+            doReturn(VapiConstants.VAPI_EINVAL_QP_STATE).when(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(),
+                    anyInt(), any());
+            p.a.write(bytes(4 * 1024, 0), 0, 4 * 1024);
+            byte[] buf = new byte[4 * 1024];
+            assertEquals(4 * 1024, p.b.read(buf, 0, buf.length));
+            IOException e = assertThrows(IOException.class, () -> p.b.read(buf, 0, buf.length));
+            assertTrue(e.getMessage().contains("EVAPI_post_rr_list"), e.getMessage());
+        }
+    }
+
+    @Test
     void errorCompletionFailsTheReadAfterEarlierBytes() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
             p.a.write(bytes(20, 0), 0, 20);
