@@ -169,6 +169,11 @@ VAPI_ret_t VAPI_register_mr(VAPI_hca_hndl_t hca, VAPI_pd_hndl_t pd, uint64_t add
                             VAPI_mr_hndl_t *mr, uint32_t *lkey);
 VAPI_ret_t VAPI_deregister_mr(VAPI_hca_hndl_t hca, VAPI_mr_hndl_t mr);
 
+/* A send needs the queue pair in VAPI_RTS (VAPI_EINVAL_QP_STATE otherwise). A receive posted to
+ * a queue pair in VAPI_ERR is taken and completes with an error (libaldeiafabric:
+ * VAPI_WR_FLUSH_ERR; MicroVAPI: the queue pair's failure) behind the completions before it, as
+ * on an InfiniBand queue pair: a reader that reposts the buffer it emptied after the peer left
+ * still reads what arrived. */
 VAPI_ret_t VAPI_post_sr(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_sr_desc_t *sr);
 VAPI_ret_t EVAPI_post_sr_list(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uint32_t num,
                               const VAPI_sr_desc_t *list);
