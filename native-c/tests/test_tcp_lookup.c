@@ -4,16 +4,48 @@
  * node 0 owns the names; node 1 stops it (SIGSTOP, as a debugger, a swapped-out or overloaded
  * host would) for SLOW_MS while it asks.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "util_deck.h"
 #include "../deck/tcp.h"
 
 #define SLOW_MS    600
 #define GIVE_UP_MS "200"             /* node 1's DECK_AUTH_TIMEOUT_MS while node 0 is stopped */
+
+/* Whether every thread of `pid` is stopped (state T in /proc/<pid>/task/<tid>/stat). */
+static int all_stopped(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d) return 0;
+    int stopped = 1;
+    for (struct dirent *e; stopped && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char stat[400], line[512];
+        snprintf(stat, sizeof stat, "%s/%s/stat", path, e->d_name);
+        FILE *f = fopen(stat, "r");
+        const char *close_paren = f && fgets(line, sizeof line, f) ? strrchr(line, ')') : NULL;
+        stopped = close_paren && close_paren[1] == ' ' && close_paren[2] == 'T';
+        if (f) fclose(f);
+    }
+    closedir(d);
+    return stopped;
+}
+
+/* SIGSTOP is only sent when kill returns: a thread of the target that is running finishes
+ * what it is at first, and answered the lookup asked right after (26 ms, a CI run). */
+static void stop_and_wait(pid_t pid)
+{
+    CHECK(kill(pid, SIGSTOP) == 0);
+    for (int i = 0; i < 1000 && !all_stopped(pid); i++) util_sleep_ms(1);
+    CHECK(all_stopped(pid));
+}
 
 static void *continue_later(void *arg)
 {
@@ -50,7 +82,7 @@ static int late_answer_node(int id, int n, void *arg)
         CHECK_OK(tcp_peer_conn(0, 1000, "test", &before));
         pid_t stopped = (pid_t)pid;
         pthread_t t;
-        CHECK(kill(stopped, SIGSTOP) == 0);
+        stop_and_wait(stopped);
         CHECK(pthread_create(&t, NULL, continue_later, &stopped) == 0);
         setenv("DECK_AUTH_TIMEOUT_MS", GIVE_UP_MS, 1);
         int index = -1, late = -1, again = -1;
