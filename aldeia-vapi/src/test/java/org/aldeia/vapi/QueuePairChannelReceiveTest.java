@@ -88,15 +88,20 @@ class QueuePairChannelReceiveTest {
         }
     }
 
+    /** Four of p.b's eight buffers read empty, with their re-post refused; into buf. */
+    private static void readHalfWithRepostRefused(ChannelPair p, byte[] buf) throws IOException {
+        doReturn(VapiConstants.VAPI_EINVAL_QP_STATE).when(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(),
+                anyInt(), any());
+        p.a.write(bytes(4 * 1024, 0), 0, 4 * 1024);
+        assertEquals(4 * 1024, p.b.read(buf, 0, 4 * 1024), "four buffers emptied: their re-post is refused");
+        assertArrayEquals(bytes(4 * 1024, 0), Arrays.copyOf(buf, 4 * 1024));
+    }
+
     @Test
     void aRefusedRepostStillReadsWhatArrivedThenEndOfStream() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
-            doReturn(VapiConstants.VAPI_EINVAL_QP_STATE).when(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(),
-                    anyInt(), any());
-            p.a.write(bytes(4 * 1024, 0), 0, 4 * 1024);
             byte[] buf = new byte[4 * 1024];
-            assertEquals(4 * 1024, p.b.read(buf, 0, buf.length), "four buffers emptied: their re-post is refused");
-            assertArrayEquals(bytes(4 * 1024, 0), buf);
+            readHalfWithRepostRefused(p, buf);
             p.a.write(bytes(10, 7), 0, 10);
             p.a.shutdownOutput();
             assertEquals(10, p.b.read(buf, 0, buf.length), "what came into the buffers still posted");
@@ -108,11 +113,8 @@ class QueuePairChannelReceiveTest {
     @Test
     void aRefusedRepostFailsTheReadOnceNothingArrived() throws IOException {
         try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 8)) {
-            doReturn(VapiConstants.VAPI_EINVAL_QP_STATE).when(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(),
-                    anyInt(), any());
-            p.a.write(bytes(4 * 1024, 0), 0, 4 * 1024);
             byte[] buf = new byte[4 * 1024];
-            assertEquals(4 * 1024, p.b.read(buf, 0, buf.length));
+            readHalfWithRepostRefused(p, buf);
             IOException e = assertThrows(IOException.class, () -> p.b.read(buf, 0, buf.length));
             assertTrue(e.getMessage().contains("EVAPI_post_rr_list"), e.getMessage());
         }
