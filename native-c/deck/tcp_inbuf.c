@@ -7,11 +7,12 @@
  * two system calls per message; a payload of at least half of TCP_INBUF_BYTES is read straight
  * into its message, not through the buffer.
  *
- * The retriever never waits for a peer's bytes: it takes in what the socket holds
- * (tcp_inbuf_fill, one recv for as many frames as are there, as a JDK reader's read takes what
- * is there) and handles the frames that are whole in the buffer, each where it lies
- * (tcp_inbuf_peek). For that the buffer grows to hold the frame it is filling and the next
- * one's header, up to TCP_INBUF_MAX; a longer frame is its reader's (TCP_HELD_FRAME_MAX).
+ * The retriever never waits for a peer's bytes: it takes in what the socket holds, up to the
+ * end of the frame it is filling and the next frame's header (short frames: as many as
+ * TCP_INBUF_BYTES hold), in one recv that does not wait (tcp_inbuf_fill), and handles the
+ * frames that are whole in the buffer, each where it lies (tcp_inbuf_peek). For that the
+ * buffer grows to hold the frame it is filling and the next one's header, up to TCP_INBUF_MAX;
+ * a longer frame is its reader's (TCP_HELD_FRAME_MAX).
  *
  *   buf                at             end                      cap
  *   | taken            | read, not taken | free                  |
