@@ -16,6 +16,7 @@
  * Segments of a process (ids are node-unique):
  *   id 0  control segment: [bell line][identity line][barrier: release word + N arrive words]
  *                          [hello: N words][name table: M entries of 128 B][flow table: N x M lines]
+ *                          [mark table: N x M entries of 8 B, rounded to lines]
  *   id 1  message segment: DECK_MSEG_SIZE bytes of big message buffers (sci_mseg.c)
  *   id 2+ one mailbox segment per deck_mbox_create (a counter, never reused by the process):
  *         [bell line][senders: N bits, rounded to lines][protocol-3 signals: N bytes, rounded]
@@ -38,10 +39,13 @@
  * Deviations from the 1.0 layout, for names up to DECK_MBOX_NAME_MAX and threads: a name entry
  * is two lines (128 B), and the flow-control areas of protocols 1, 2 and msg_address of
  * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
- * different mailboxes never share a msg_address. For the lazy start, the name table is not
+ * different mailboxes never share a msg_address. The receiver writes that line on every take;
+ * a sender reads it only when it must wait (a full ring, a wrap, a window), so the line stays in
+ * the receiver's cache instead of crossing to the sender and back on every message. For the lazy start, the name table is not
  * replicated: it holds only the process's own mailboxes, and a lookup (rare, never on the hot
  * path) reads the owner's table remotely; what a sender polls stays in its own memory: the
- * receiver marks a destroyed mailbox in the `gone` word of the sender's flow line.
+ * receiver marks a destroyed mailbox in the `gone` word of the sender's mark entry, which every
+ * post reads: it is written only when a mailbox goes, so it stays shared in the sender's cache.
  */
 #ifndef DECK_SCI_H
 #define DECK_SCI_H
@@ -82,10 +86,16 @@ typedef struct sci_flow {
     uint64_t p2_pos;               /* protocol 2: receiver's cursor | round << 32 */
     uint64_t p3_off;               /* msg_address: window offset in the receiver's message segment */
     uint64_t p3_len;               /* window length */
+    uint8_t  pad[DECK_SEG_LINE - 32];
+} sci_flow_t;
+
+/* The receiver's marks for the same (receiver node, mailbox slot), beside the flow table in the
+ * SENDER's control segment, eight entries to a line: written only when a mailbox goes, read on
+ * every post. Cleared by the sender with its flow line. */
+typedef struct sci_mark {
     uint32_t gone;                 /* nonzero (an index): the mailbox bound to was destroyed */
     uint32_t refused;              /* the same index: ... because it found an impossible value */
-    uint8_t  pad[DECK_SEG_LINE - 40];
-} sci_flow_t;
+} sci_mark_t;
 
 /* Protocol-2 header line in front of each body in the protocol-2 buffer. */
 typedef struct sci_p2_header {
@@ -113,6 +123,7 @@ typedef struct sci_ident {
 _Static_assert(sizeof(sci_name_t) == 2 * DECK_SEG_LINE, "a name entry is two lines");
 _Static_assert(sizeof(sci_ident_t) == DECK_SEG_LINE, "the identity is one line");
 _Static_assert(sizeof(sci_flow_t) == DECK_SEG_LINE, "a flow entry is one line");
+_Static_assert(DECK_SEG_LINE % sizeof(sci_mark_t) == 0, "mark entries do not straddle lines");
 
 typedef struct sci_config {
     size_t buf_limit;              /* DECK_MSG_BUF_LIMIT: protocol 2 up to here, 3 above */
@@ -162,6 +173,7 @@ uint32_t    *sci_ctl_arrive(int node, int from);
 uint32_t    *sci_ctl_hello(int node, int from);
 sci_name_t  *sci_name_at(int owner, int slot);
 sci_flow_t  *sci_flow_at(int ctl_node, int receiver, int slot);
+sci_mark_t  *sci_mark_at(int ctl_node, int receiver, int slot);
 size_t       sci_ctl_size(void);
 size_t       sci_mbox_seg_size(void);
 deck_bell_t *sci_mbox_bell(void *mbox_seg);

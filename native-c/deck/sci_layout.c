@@ -18,9 +18,13 @@ static size_t barrier_bytes(void) { return deck_seg_roundup(4 + 4 * (size_t)sci.
 static size_t hello_off(void)     { return barrier_off() + barrier_bytes(); }
 static size_t names_off(void)     { return hello_off() + deck_seg_roundup(4 * (size_t)sci.n); }
 static size_t flows_off(void)     { return names_off() + SCI_MAX_MBOX * sizeof(sci_name_t); }
+static size_t marks_off(void)     { return flows_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_flow_t); }
 static char  *ctl(int node)       { return sci.peer_ctl[node].addr; }
 
-size_t       sci_ctl_size(void)                    { return flows_off() + (size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_flow_t); }
+size_t       sci_ctl_size(void)
+{
+    return marks_off() + deck_seg_roundup((size_t)sci.n * SCI_MAX_MBOX * sizeof(sci_mark_t));
+}
 deck_bell_t *sci_ctl_bell(int node)                { return (deck_bell_t *)ctl(node); }
 sci_ident_t *sci_ctl_ident(int node)               { return (sci_ident_t *)(ctl(node) + ident_off()); }
 uint32_t    *sci_ctl_release(int node)             { return (uint32_t *)(ctl(node) + barrier_off()); }
@@ -35,6 +39,11 @@ sci_name_t *sci_name_at(int owner, int slot)
 sci_flow_t *sci_flow_at(int ctl_node, int receiver, int slot)
 {
     return (sci_flow_t *)(ctl(ctl_node) + flows_off()) + (size_t)receiver * SCI_MAX_MBOX + slot;
+}
+
+sci_mark_t *sci_mark_at(int ctl_node, int receiver, int slot)
+{
+    return (sci_mark_t *)(ctl(ctl_node) + marks_off()) + (size_t)receiver * SCI_MAX_MBOX + slot;
 }
 
 /* ---- mailbox segment ---- */

@@ -1,6 +1,6 @@
 /*
  * Receiving side of DECK/SCI: the mailbox segments (create publishes the name in this process's
- * name table; destroy withdraws it and marks it gone in the flow line of every peer that said
+ * name table; destroy withdraws it and marks it gone in the mark entry of every peer that said
  * hello) and deck_mbox_retrv. A sender's control segment, where the flow lines are, is mapped
  * on the first message from it.
  *
@@ -14,7 +14,7 @@
  * Shared memory fails loudly (shared/spec/security.md): every value read from another process's
  * writing is checked before it is used, and one that this protocol cannot produce ends the
  * mailbox's retrieves with DECK_EPROTO naming the segment and what was wrong (violation()), and
- * tells the sender (the gone word of its flow line), so neither side waits for ever: an area
+ * tells the sender (the gone word of its mark entry), so neither side waits for ever: an area
  * bound by a process the mailbox does not admit (deck_mbox_watch: its peer's node and nonce
  * only), a sequence gap or a number from the past, a length
  * beyond a buffer or the mailbox's limit, a protocol-2 round or count that was never sent.
@@ -73,12 +73,16 @@ typedef struct sci_in {
 } sci_in_t;
 
 static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
+/* After a take's seq_cst store of p1_read or p2_pos: a sender waits for those only after it
+ * armed its bell and looked at them again (sci_send.c wait_flow), so a bell nobody is armed on
+ * need not be rung, and is not pulled across on every take. */
+static void ring_sender_if_waiting(int node) { deck_bell_ring_armed(sci_ctl_bell(node)); }
 
-static sci_flow_t *sender_flow(const sci_in_t *in, int i);
+static void mark_refused(const sci_in_t *in, int i);
 
 /* An impossible value in the mailbox's segment: the mailbox stops (every later retrieve fails
  * with the same text) and the sender of area i, if it can be told, finds its mailbox gone and
- * refused (its flow line), so its posts fail too. */
+ * refused (its mark entry), so its posts fail too. */
 static int violation(sci_in_t *in, int i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int violation(sci_in_t *in, int i, const char *fmt, ...)
 {
@@ -92,41 +96,43 @@ static int violation(sci_in_t *in, int i, const char *fmt, ...)
         deck_log("deck_mbox_retrv: shared segment %s, area of node %d: %s; the area is closed",
                  in->seg.name, i, what);
         in->from[i].broken = 1;
-        sci_flow_t *f = in->from[i].owner ? sender_flow(in, i) : NULL;
-        if (f) {
-            __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
-            __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
-            ring_sender(i);
-        }
+        if (in->from[i].owner) mark_refused(in, i);
         return deck_fail(DECK_EPROTO, "deck_mbox_retrv: area of node %d closed: %s", i, what);   /* scan skips it */
     }
     snprintf(in->violated, sizeof in->violated, "deck_mbox_retrv: shared segment %s, area of node %d: %s",
              in->seg.name, i, what);
     deck_log("%s; the mailbox is closed to it", in->violated);
-    if (i >= 0 && i < sci.n && i != sci.self && in->from[i].owner) {
-        sci_flow_t *f = sender_flow(in, i);
-        if (f) {
-            __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
-            __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
-            ring_sender(i);
-        }
-    }
+    if (i >= 0 && i < sci.n && i != sci.self && in->from[i].owner) mark_refused(in, i);
     return deck_fail_text(DECK_EPROTO, in->violated);
 }
 
-/* The flow line of sender i for this mailbox, in the control segment of the process that owns
- * the area now (mapped on its first message); NULL when that cannot be mapped (it sent
- * something, so it started: it has died since). */
-static sci_flow_t *sender_flow(const sci_in_t *in, int i)
+/* Whether the control segment of the process that owns sender i's area now is mapped (on its
+ * first message); 0 when it cannot be (it sent something, so it started: it has died since). */
+static int sender_mapped(const sci_in_t *in, int i)
 {
     uint64_t owner = in->from[i].owner;
-    if (__atomic_load_n(&sci.peer_nonce[i], __ATOMIC_ACQUIRE) != owner && sci_peer_renew(i, owner)) return NULL;
-    return sci_flow_at(i, sci.self, in->slot);
+    return __atomic_load_n(&sci.peer_nonce[i], __ATOMIC_ACQUIRE) == owner || !sci_peer_renew(i, owner);
+}
+
+/* The flow line of sender i for this mailbox, in its control segment; NULL when unmapped. */
+static sci_flow_t *sender_flow(const sci_in_t *in, int i)
+{
+    return sender_mapped(in, i) ? sci_flow_at(i, sci.self, in->slot) : NULL;
+}
+
+/* Tells sender i, through its mark entry, that this mailbox closed itself to it. */
+static void mark_refused(const sci_in_t *in, int i)
+{
+    if (!sender_mapped(in, i)) return;
+    sci_mark_t *m = sci_mark_at(i, sci.self, in->slot);
+    __atomic_store_n(&m->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+    ring_sender(i);
 }
 
 /* Withdraws the name, then tells every peer that may hold a handle. A sender says hello before
  * it reads the name entry when binding (seq_cst on both sides, Dekker): either it sees the
- * entry withdrawn, or this sees its hello and marks its flow line, which it polls. */
+ * entry withdrawn, or this sees its hello and marks its mark entry, which it reads on every post. */
 static void in_free(sci_in_t *in)
 {
     __atomic_store_n(&sci_name_at(sci.self, in->slot)->index, 0, __ATOMIC_SEQ_CST);
@@ -134,11 +140,11 @@ static void in_free(sci_in_t *in)
     for (int c = 0; c < sci.n; c++) {
         if (c == sci.self || !__atomic_load_n(sci_ctl_hello(sci.self, c), __ATOMIC_SEQ_CST)) continue;
         if (sci_ctl_attach(c, 0)) continue;                 /* gone: nobody to tell */
-        sci_flow_t *f = sci_flow_at(c, sci.self, in->slot);
+        sci_mark_t *m = sci_mark_at(c, sci.self, in->slot);
         /* A mailbox that stopped over an impossible value says so to every sender, also to one
-         * whose flow line violation() could not reach (its area no longer named its owner). */
-        if (in->violated[0]) __atomic_store_n(&f->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
-        __atomic_store_n(&f->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
+         * whose mark violation() could not reach (its area no longer named its owner). */
+        if (in->violated[0]) __atomic_store_n(&m->refused, (uint32_t)in->index, __ATOMIC_RELAXED);
+        __atomic_store_n(&m->gone, (uint32_t)in->index, __ATOMIC_SEQ_CST);
         ring_sender(c);                                     /* a sender blocked on flow control */
     }
     deck_seg_remove(&in->seg);
@@ -228,8 +234,8 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
     st->seq++;
     sci_flow_t *f = sender_flow(in, i);
     if (f) {
-        __atomic_store_n(&f->p1_read, st->p1_read, __ATOMIC_RELEASE);
-        ring_sender(i);
+        __atomic_store_n(&f->p1_read, st->p1_read, __ATOMIC_SEQ_CST);
+        ring_sender_if_waiting(i);
     }
     return 1;
 }
@@ -260,8 +266,8 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, const sci_p2_
     st->seq++;
     sci_flow_t *f = sender_flow(in, i);
     if (f) {
-        __atomic_store_n(&f->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32, __ATOMIC_RELEASE);
-        ring_sender(i);
+        __atomic_store_n(&f->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32, __ATOMIC_SEQ_CST);
+        ring_sender_if_waiting(i);
     }
     return 1;
 }

@@ -25,6 +25,7 @@ typedef struct sci_out {
     struct timespec next_check;    /* when to look again whether the receiver lives */
     deck_seg_t seg;
     uint32_t   seq, p1_sent, p2_cursor, p2_next, p2_round, p3_tag;
+    uint32_t   p1_read_seen;       /* the receiver's p1_read when last read: room known without a look */
     uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
 } sci_out_t;
 
@@ -71,26 +72,32 @@ static int receiver_lost(sci_out_t *o, int node)
     return deck_fail(DECK_EPEER, "deck_mbox_post: node %d has gone away", node);
 }
 
-static int corrupt_flow(const sci_out_t *o, int node, const char *what)
+/* entry: "flow line" or "mark entry", where the value was found. */
+static int corrupt_entry(const sci_out_t *o, int node, const char *entry, const char *what)
 {
-    return deck_fail(DECK_EPROTO, "deck_mbox_post: shared segment %s, flow line of node %d's mailbox %d: a value node "
-                     "%d cannot have written while this post waited for %s", sci.ctl.name, node, o->index, node, what);
+    return deck_fail(DECK_EPROTO, "deck_mbox_post: shared segment %s, %s of node %d's mailbox %d: a value node "
+                     "%d cannot have written while this post waited for %s", sci.ctl.name, entry, node, o->index, node, what);
 }
 
-/* The receiver marks our flow line with the mailbox's index when the mailbox we are bound to
+static int corrupt_flow(const sci_out_t *o, int node, const char *what)
+{
+    return corrupt_entry(o, node, "flow line", what);
+}
+
+/* The receiver marks our mark entry with the mailbox's index when the mailbox we are bound to
  * is destroyed (gone), or has closed itself to us over an impossible value (gone and refused).
  * DECK_OK while it is open; any other mark is not the receiver's doing. */
 static int closed_by_receiver(sci_out_t *o, int node)
 {
-    sci_flow_t *f = sci_flow_at(sci.self, node, o->index & 0xffff);
-    uint32_t gone_mark = __atomic_load_n(&f->gone, __ATOMIC_ACQUIRE), refused = __atomic_load_n(&f->refused, __ATOMIC_RELAXED);
+    sci_mark_t *m = sci_mark_at(sci.self, node, o->index & 0xffff);
+    uint32_t gone_mark = __atomic_load_n(&m->gone, __ATOMIC_ACQUIRE), refused = __atomic_load_n(&m->refused, __ATOMIC_RELAXED);
     if (gone_mark == 0 && refused == 0) return DECK_OK;
     if (gone_mark == (uint32_t)o->index && refused == 0) return gone(node, o->index);
     o->broken = 1;
     if (gone_mark == (uint32_t)o->index && refused == gone_mark)
         return deck_fail(DECK_EPROTO, "deck_mbox_post: mailbox %d of node %d closed itself to this process: it found a "
                          "value this process cannot have written in its shared segment %s", o->index, node, o->seg.name);
-    return corrupt_flow(o, node, "the receiver to stay open");
+    return corrupt_entry(o, node, "mark entry", "the receiver to stay open");
 }
 
 /* Takes this process's area in a mailbox it binds to: it may hold what a dead process of the
@@ -107,7 +114,7 @@ static void claim_area(void *seg)
 }
 
 /* Maps the mailbox segment of (node, index), found in the owner's name table, once. After that
- * a post reads only its own memory: the gone mark of its flow line. */
+ * a post reads only its own memory: the gone word of its mark entry. */
 static int bind(sci_out_t *o, int node, int index)
 {
     int rc = receiver_lost(o, node);
@@ -126,12 +133,12 @@ static int bind(sci_out_t *o, int node, int index)
     if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
     deck_seg_disconnect(&o->seg);       /* the mailbox of this slot was re-created */
     o->index = 0;
-    /* A fresh flow line (the receiver writes it only once we post), then the name once more:
-     * a destroy from now on marks the gone word (seq_cst, see sci_mbox_destroyed's notice). */
-    sci_flow_t *f = sci_flow_at(sci.self, node, slot);
-    memset(f, 0, offsetof(sci_flow_t, gone));
-    __atomic_store_n(&f->refused, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&f->gone, 0, __ATOMIC_SEQ_CST);
+    /* A fresh flow line and mark (the receiver writes them only once we post), then the name
+     * once more: a destroy from now on marks the gone word (seq_cst, see in_free's notice). */
+    memset(sci_flow_at(sci.self, node, slot), 0, sizeof(sci_flow_t));
+    sci_mark_t *m = sci_mark_at(sci.self, node, slot);
+    __atomic_store_n(&m->refused, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->gone, 0, __ATOMIC_SEQ_CST);
     if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
     char token[DECK_SEG_TOKEN_MAX];
     if (!(rc = sci_peer_token(node, token, sizeof token)))
@@ -142,7 +149,7 @@ static int bind(sci_out_t *o, int node, int index)
                        "DECK_MEDBUF_SIZE differs between the processes", e.name, node);
     }
     o->broken = 0;
-    o->seq = o->p1_sent = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
+    o->seq = o->p1_sent = o->p1_read_seen = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
     o->p3_next = 1;
     if (rc) return rc;
     claim_area(o->seg.addr);
@@ -153,27 +160,33 @@ static int bind(sci_out_t *o, int node, int index)
 
 /* What a blocked sender waits for, read from its own control segment, where the receiver
  * writes: 1 ready, 0 not yet, -1 a value the receiver cannot have written (the flow line is
- * corrupt; the post fails naming it rather than wait for ever). */
-typedef int (*ready_fn)(const sci_out_t *o, sci_flow_t *f);
+ * corrupt; the post fails naming it rather than wait for ever). The loads are seq_cst: they
+ * pair with the receiver's stores and its look at the bell's waiters (sci_recv.c flow_taken). */
+typedef int (*ready_fn)(sci_out_t *o, sci_flow_t *f);
 
-static int p1_room(const sci_out_t *o, sci_flow_t *f)
+/* The ring's room is looked at only when what the receiver reported last says it is full: the
+ * receiver writes p1_read on every take, and a look on every post would pull its line across. */
+static int p1_room(sci_out_t *o, sci_flow_t *f)
 {
-    uint32_t unread = o->p1_sent - __atomic_load_n(&f->p1_read, __ATOMIC_ACQUIRE);
-    return unread > SCI_P1_SLOTS ? -1 : unread < SCI_P1_SLOTS;
+    if (o->p1_sent - o->p1_read_seen < SCI_P1_SLOTS) return 1;
+    uint32_t read = __atomic_load_n(&f->p1_read, __ATOMIC_SEQ_CST), unread = o->p1_sent - read;
+    if (unread > SCI_P1_SLOTS) return -1;
+    o->p1_read_seen = read;
+    return unread < SCI_P1_SLOTS;
 }
 
 /* The receiver reports its cursor in this round, or still the end of the last one when it has
  * taken nothing of this round yet. */
-static int p2_caught_up(const sci_out_t *o, sci_flow_t *f)
+static int p2_caught_up(sci_out_t *o, sci_flow_t *f)
 {
-    uint64_t pos = __atomic_load_n(&f->p2_pos, __ATOMIC_ACQUIRE);
+    uint64_t pos = __atomic_load_n(&f->p2_pos, __ATOMIC_SEQ_CST);
     uint32_t round = (uint32_t)(pos >> 32), cursor = (uint32_t)pos;
     if (round == ((o->p2_round - 1) & 0xff) && cursor <= sci.cfg.medbuf) return 0;
     if (round != o->p2_round || cursor > o->p2_cursor) return -1;
     return cursor == o->p2_cursor;
 }
 
-static int p3_window(const sci_out_t *o, sci_flow_t *f)
+static int p3_window(sci_out_t *o, sci_flow_t *f)
 {
     return __atomic_load_n(&f->p3_tag, __ATOMIC_ACQUIRE) == o->p3_tag;
 }

@@ -378,7 +378,7 @@ int deck_seg_attach(deck_seg_t *s, const char *token, int node, int id, int time
     return rc ? rc : deck_seg_map_remote(s);
 }
 
-void deck_seg_flush(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void deck_seg_flush(void) { __atomic_thread_fence(__ATOMIC_RELEASE); }
 
 int deck_seg_owner_alive(const deck_seg_t *s) { return s->base && owner_alive(s->base); }
 
@@ -472,13 +472,19 @@ static void wait_bits(deck_bell_t *b, uint32_t seen, int timeout_ms, uint32_t bi
 
 void deck_bell_wait(deck_bell_t *b, uint32_t seen, int timeout_ms) { wait_bits(b, seen, timeout_ms, PLAIN_BIT); }
 
-/* Bumps the bell after the writer's stores; the waker's CPU is noted for the yield hint. */
-static void bump(deck_bell_t *b)
+/* The writer's CPU, for the waiters' yield hint; written only when it changes: the line stays
+ * shared while the writer keeps its CPU. */
+static void note_cpu(deck_bell_t *b)
 {
-    /* Written only when it changes: the line stays shared while the writer keeps its CPU. */
     int cpu = sched_getcpu();
     if (cpu >= 0 && __atomic_load_n(&b->ringer_cpu, __ATOMIC_RELAXED) != (uint32_t)cpu + 1)
         __atomic_store_n(&b->ringer_cpu, (uint32_t)cpu + 1, __ATOMIC_RELAXED);
+}
+
+/* Bumps the bell after the writer's stores; the waker's CPU is noted for the yield hint. */
+static void bump(deck_bell_t *b)
+{
+    note_cpu(b);
     __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -489,6 +495,15 @@ void deck_bell_ring(deck_bell_t *b)
     bump(b);
     if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST) || __atomic_load_n(&b->keyed, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &b->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+void deck_bell_ring_armed(deck_bell_t *b)
+{
+    note_cpu(b);
+    if (__atomic_load_n(&b->waiters, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&b->bell, 1, __ATOMIC_SEQ_CST);
+        syscall(SYS_futex, &b->bell, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 void deck_bell_ring_plain(deck_bell_t *b)
