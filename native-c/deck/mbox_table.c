@@ -24,11 +24,14 @@ typedef struct mbox_entry {
     deck_mutex_t lock;
     deck_cond_t  cond;          /* new message, closed, watched peer gone, last waiter left */
     deck_qmsg_t *head, *tail;
+    atomic_int   queued;        /* head != NULL, stored under lock: a polling retriever looks at
+                                 * it without the lock (poll_head), every poll */
     int          closed;
     int          waiters;       /* retrievers waiting inside take() */
     int          reading;       /* of them, those reading the transport's connections meanwhile */
-    int          watch_node;    /* -1: none, admits every process; DECK_NOBODY: admits none but this
-                                 * one; else the only other process whose messages it admits */
+    atomic_int   watch_node;    /* -1: none, admits every process; DECK_NOBODY: admits none but this
+                                 * one; else the only other process whose messages it admits.
+                                 * Set under both locks; a polling retriever reads it without */
     unsigned long limit;        /* the longest message it admits */
 } mbox_entry_t;
 
@@ -153,6 +156,9 @@ int deck_table_deliver(int index, deck_qmsg_t *m)
     deck_mutex_lock(&e->lock);
     if (e->tail) e->tail->next = m; else e->head = m;
     e->tail = m;
+    /* Before the transport's ring (deck_core_deliver): a poller that the ring's bell shows
+     * something to, or that arms after it, sees the flag (seq_cst on both sides). */
+    atomic_store(&e->queued, 1);
     wake_waiters(e);
     deck_mutex_unlock(&e->lock);
     deck_mutex_unlock(&table_lock);
@@ -252,10 +258,7 @@ void deck_entry_watch(void *entry, int node)
 int deck_entry_watched(void *entry)
 {
     mbox_entry_t *e = entry;
-    deck_mutex_lock(&e->lock);
-    int node = e->watch_node;
-    deck_mutex_unlock(&e->lock);
-    return node;
+    return atomic_load(&e->watch_node);
 }
 
 /* Called with e->lock held and a message queued: unlinks it into *taken, or DECK_ETRUNC keeping
@@ -269,6 +272,7 @@ static int take_head(mbox_entry_t *e, unsigned long size, deck_qmsg_t **taken)
                          "receiving message holds %lu (message left queued)", e->name, q->len, size);
     e->head = q->next;
     if (!e->head) e->tail = NULL;
+    atomic_store(&e->queued, e->head != NULL);
     *taken = q;
     return DECK_OK;
 }
@@ -301,6 +305,7 @@ static void apply_taken(deck_qmsg_t *q, deck_msg_fn fn, void *arg)
 static int poll_head(void *entry, deck_msg_t *msg, deck_qmsg_t **taken)
 {
     mbox_entry_t *e = entry;
+    if (!atomic_load(&e->queued)) return 0;    /* a poll of an empty queue takes no lock */
     deck_mutex_lock(&e->lock);
     int rc = 0;
     if (e->head) rc = (taken ? take_head(e, msg->size, taken) : copy_out(e, msg)) == DECK_OK ? 1 : DECK_ETRUNC;
