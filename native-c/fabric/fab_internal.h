@@ -314,8 +314,8 @@ void fab_reap_dead_peer(const struct fab_qp *qp);
 long fab_shm_peer_pid(const struct fab_qp *qp);
 int fab_shm_peer_dead(const struct fab_qp *qp);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
- * that libfabric did not map it (fab_reap.c); 1 otherwise. */
-int fab_shm_peer_mapped(const struct fab_qp *qp);
+ * that libfabric did not map it (fab_reap.c), with what was found in why; 1 otherwise. */
+int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap);
 /* The window beyond posted receives (fab_spill.c), with qp->lock held. */
 struct fab_spill *fab_spill_of(struct fab_qp *qp, void *ctx);
 int fab_spill_may(const struct fab_qp *qp);

@@ -316,10 +316,11 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     fab_provider_leave(qp->hca);
     if (rc != 1)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_av_insert", rc < 0 ? rc : -FI_EADDRNOTAVAIL);
-    if (!fab_shm_peer_mapped(qp)) {
+    char why[200];
+    if (!fab_shm_peer_mapped(qp, why, sizeof why)) {
         /* What it sent before it went waits in our endpoint and must never be read: joined
          * stays 0, and the connect is refused (the state stays, as after any failed modify). */
-        return vapi_fail(VAPI_EGEN, fn, "the peer's endpoint closed before this queue pair connected to it");
+        return vapi_fail(VAPI_EGEN, fn, "the peer's endpoint closed before this queue pair connected to it (%s)", why);
     }
     qp->joined = 1;
     qp->shm_peer = fab_shm_peer_pid(qp) > 0;

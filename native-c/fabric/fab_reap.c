@@ -118,18 +118,26 @@ static int provider_is_shm(const struct fab_hca *h)
     return prov && strncmp(prov, "shm", 3) == 0 && (prov[3] == '\0' || prov[3] == ';');
 }
 
-int fab_shm_peer_mapped(const struct fab_qp *qp)
+int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap)
 {
     if (!provider_is_shm(qp->hca))
         return 1;
     char object[256];
     shm_object_of(qp, object, sizeof object);
     int fd = shm_open(object, O_RDONLY, 0);
-    if (fd < 0)
-        return 0;   /* gone, or a name libfabric could not have opened either */
-    struct stat st;
+    struct stat st = { 0 };
+    int err = fd < 0 ? errno : 0;
     /* an object a region was never written into (a made-up name): shm forgives that too */
-    int ok = fstat(fd, &st) == 0 && st.st_size >= 4096;
-    close(fd);
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_size >= 4096;
+    if (fd >= 0)
+        close(fd);
+    if (!ok) {
+        /* Seen twice under churn while the peer lived (issue 13's notes): what there was, for
+         * whoever finds out why. */
+        long pid = fab_shm_peer_pid(qp);
+        snprintf(why, cap, "its object /dev/shm/%.64s: %s%s%s", object,
+                 err ? strerror(err) : "smaller than a region", pid <= 0 ? "" : "; its process ",
+                 pid <= 0 ? "" : fab_shm_peer_dead(qp) ? "has ended" : "lives");
+    }
     return ok;
 }
