@@ -161,7 +161,7 @@ static int bind(sci_out_t *o, int node, int index)
 /* What a blocked sender waits for, read from its own control segment, where the receiver
  * writes: 1 ready, 0 not yet, -1 a value the receiver cannot have written (the flow line is
  * corrupt; the post fails naming it rather than wait for ever). The loads are seq_cst: they
- * pair with the receiver's stores and its look at the bell's waiters (sci_recv.c flow_taken). */
+ * pair with the receiver's stores and its look at the bell's waiters (sci_recv.c ring_sender_if_waiting). */
 typedef int (*ready_fn)(sci_out_t *o, sci_flow_t *f);
 
 /* The ring's room is looked at only when what the receiver reported last says it is full: the
