@@ -132,8 +132,8 @@ int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap)
     if (fd >= 0)
         close(fd);
     if (!ok) {
-        /* Seen twice under churn while the peer lived (issue 13's notes): what there was, for
-         * whoever finds out why. */
+        /* Seen while the peer lived, once under churn and once in CI (FabricStreamTest over
+         * shm; issue 13's notes): what there was, for whoever finds out why. */
         long pid = fab_shm_peer_pid(qp);
         snprintf(why, cap, "its object /dev/shm/%.64s: %s%s%s", object,
                  err ? strerror(err) : "smaller than a region", pid <= 0 ? "" : "; its process ",
