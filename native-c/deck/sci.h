@@ -41,7 +41,8 @@
  * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
  * different mailboxes never share a msg_address. The receiver writes that line on every take;
  * a sender reads it only when it must wait (a full ring, a wrap, a window), so the line stays in
- * the receiver's cache instead of crossing to the sender and back on every message. For the lazy start, the name table is not
+ * the receiver's cache instead of crossing to the sender and back on every message. For the
+ * lazy start, the name table is not
  * replicated: it holds only the process's own mailboxes, and a lookup (rare, never on the hot
  * path) reads the owner's table remotely; what a sender polls stays in its own memory: the
  * receiver marks a destroyed mailbox in the `gone` word of the sender's mark entry, which every
