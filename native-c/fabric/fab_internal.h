@@ -13,6 +13,7 @@
  *                   queue pairs
  *   fab_reap.c      removing what a dead peer's shm endpoint left in /dev/shm; whether shm
  *                   mapped a peer
+ *   fab_rescue.c    releasing the spin locks a killed shm peer held (fab_shm_region.h)
  *   fab_spill.c     the receive window beyond posted receives: the library's spill buffers
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
@@ -309,10 +310,19 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
  * peer's pid is gone (tried when the peer is given up and again at destroy: a hung peer may be
  * killed in between). */
 void fab_reap_dead_peer(const struct fab_qp *qp);
+/* The pid an shm endpoint's name ("fi_shm://<pid>:<n>:<m>") holds, its object's name
+ * ("<pid>:<n>:<m>") into *object; 0 for a name of another shape or provider. */
+long fab_shm_name_pid(const char *name, const char **object);
 /* The pid of an shm peer's process (from its address), 0 for a peer of another provider;
- * whether that process has ended, a zombie included (fab_reap.c says why it matters). */
+ * whether a process has ended, a zombie included (fab_reap.c says why it matters). */
 long fab_shm_peer_pid(const struct fab_qp *qp);
+int fab_shm_pid_ended(long pid);
 int fab_shm_peer_dead(const struct fab_qp *qp);
+/* A connected shm queue pair's regions are watched from its connect to its endpoint's close:
+ * a spin lock of theirs that a killed peer held is released (fab_rescue.c), so that no thread
+ * spins for ever inside libfabric. */
+void fab_rescue_watch(const struct fab_qp *qp);
+void fab_rescue_forget(const struct fab_qp *qp);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c), with what was found in why; 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap);

@@ -104,6 +104,7 @@ static void close_fabric(struct fab_qp *qp)
     if (qp->ep)
         fi_close(&qp->ep->fid);
     qp->ep = NULL;
+    fab_rescue_forget(qp);   /* no thread of ours can be inside the endpoint now */
     fab_spill_free_all(qp);
     if (qp->credit_mr)
         fi_close(&qp->credit_mr->fid);
@@ -324,6 +325,8 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     }
     qp->joined = 1;
     qp->shm_peer = fab_shm_peer_pid(qp) > 0;
+    if (qp->shm_peer)
+        fab_rescue_watch(qp);
     qp->peer_secret = get_le(qp->peer_addr, 8) & ~1ull;
     qp->state = attr->qp_state;
     qp->credit_due = 1;   /* tell the peer the receives posted before now */

@@ -24,10 +24,10 @@
  * to a peer killed mid-stream did, test_fabric_death_writer). So before this library sends to
  * an shm peer it looks whether the peer's pid still runs (at most once a millisecond per queue
  * pair, fab_progress.c; and every keeper round), a zombie counting as ended: a peer that has
- * ended fails its queue pair and is never sent to again. What remains: a send within that
- * millisecond after such a death, or one already spinning on the lock when its holder is
- * killed, still spins; Aldeia sends same-host peers over DECK, not shm, unless
- * socket_type = SOCKET_VAPI and fabric_provider = shm say so.
+ * ended fails its queue pair and is never sent to again. A send within that millisecond after
+ * such a death, one already spinning on the lock when its holder is killed, and a read of our
+ * own endpoint whose lock the peer held sending to us still spin, until fab_rescue.c releases
+ * the dead peer's lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,11 +43,8 @@
 
 #define SHM_PREFIX "fi_shm://"
 
-/* The pid an shm peer's address names, and its object's name into *object; 0 for another
- * name shape or provider. */
-static long shm_peer_pid_of(const struct fab_qp *qp, const char **object)
+long fab_shm_name_pid(const char *name, const char **object)
 {
-    const char *name = (const char *)qp->peer_addr + FAB_ADDR_HEAD;
     size_t plen = strlen(SHM_PREFIX);
     if (strncmp(name, SHM_PREFIX, plen) != 0)
         return 0;
@@ -58,6 +55,12 @@ static long shm_peer_pid_of(const struct fab_qp *qp, const char **object)
     if (errno || end == *object || *end != ':' || pid <= 0 || strchr(*object, '/'))
         return 0;
     return pid;
+}
+
+/* The pid an shm peer's address names, and its object's name into *object. */
+static long shm_peer_pid_of(const struct fab_qp *qp, const char **object)
+{
+    return fab_shm_name_pid((const char *)qp->peer_addr + FAB_ADDR_HEAD, object);
 }
 
 long fab_shm_peer_pid(const struct fab_qp *qp)
@@ -83,15 +86,17 @@ static int zombie(long pid)
     return ended;
 }
 
-int fab_shm_peer_dead(const struct fab_qp *qp)
+int fab_shm_pid_ended(long pid)
 {
-    const char *object;
-    long pid = shm_peer_pid_of(qp, &object);
-    if (pid <= 0)
-        return 0;
     if (kill((pid_t)pid, 0) != 0)
         return errno == ESRCH;
     return zombie(pid);
+}
+
+int fab_shm_peer_dead(const struct fab_qp *qp)
+{
+    long pid = fab_shm_peer_pid(qp);
+    return pid > 0 && fab_shm_pid_ended(pid);
 }
 
 void fab_reap_dead_peer(const struct fab_qp *qp)
