@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <rdma/fabric.h>
+
 #include "fab_internal.h"
 #include "fab_shm_region.h"
 #include "fabric_util.h"
@@ -110,6 +112,13 @@ static void side(int writer)
 
 int main(void)
 {
+    uint32_t v = fi_version();
+    if (v < FI_VERSION(1, 17) || v >= FI_VERSION(1, 20)) {
+        /* 1.20's shm has no lock in shared memory; before 1.17 its region is laid out otherwise */
+        printf("test_fabric_death_locked: skipped, libfabric %u.%u is not one whose shm region "
+               "fab_shm_region.h describes (1.17 to 1.19)\n", FI_MAJOR(v), FI_MINOR(v));
+        return 0;
+    }
     printf("%s\n", fabric_select(0, ",peer_timeout=10000"));   /* shm; the death, not the silence */
     for (mode = 0; mode < MODES; mode++) {
         int status = run_pair_status(side);
