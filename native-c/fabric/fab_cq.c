@@ -220,6 +220,7 @@ static void progress(struct fab_cq *cq)
     int n = pin_qps(cq, qps, handles);
     for (int i = 0; i < n; i++) {
         pthread_mutex_lock(&qps[i]->lock);
+        qps[i]->app_calls++;
         fab_progress_locked(qps[i]);
         pthread_mutex_unlock(&qps[i]->lock);
     }

@@ -293,6 +293,10 @@ struct fab_qp {
     /* something of the peer's arrived: it connected, and on shm it knows this endpoint (a send
      * to a peer that has not answered shm's name announcement waits for it: FI_EAGAIN) */
     int               heard_any;
+    /* Posts and polls by application threads (mod 2^32), and their count at the keeper's last
+     * look: a queue pair none called in between is a silent reader's (fab_keeper.c). */
+    uint32_t          app_calls;
+    uint32_t          app_calls_seen;
 };
 
 /* With qp->lock held. */

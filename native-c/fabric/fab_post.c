@@ -18,6 +18,7 @@ static VAPI_ret_t post_list(const char *fn, VAPI_hca_hndl_t hca, VAPI_qp_hndl_t 
         return ret;
     uint32_t want = recv ? VAPI_RECEIVE : VAPI_SEND, mtu = obj->hca->config.mtu;
     pthread_mutex_lock(&obj->lock);
+    obj->app_calls++;
     struct fab_queue *q = recv ? &obj->rq : &obj->sq;
     /* Receives posted to a queue pair in error are taken and complete flushed, behind what came
      * before, as on an InfiniBand queue pair and MicroVAPI's: a reader that reposts the buffer it
