@@ -3,9 +3,11 @@
  * with its name in the error; with no provider named, the library takes only fabric hardware
  * and, finding none here, says so and lists what it found; a named provider and domain open.
  * And a peer's address is untrusted input: random bytes given as a destination address are
- * refused or fail the queue pair, never crash the process (plain, ASan/UBSan, TSan).
+ * refused or fail the queue pair, never crash the process (plain, ASan/UBSan, TSan). Over tcp
+ * the library asks ofi_rxm for eager sends up to the mtu (at most 64 KiB), unless the user did.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabric_util.h"
@@ -62,6 +64,29 @@ static void garbage_addresses(int provider)
     close_end(&e);
 }
 
+/* Opens and releases a tcp adapter with this mtu; what FI_OFI_RXM_EAGER_LIMIT says then. */
+static const char *eager_limit_after(const char *init)
+{
+    VAPI_hca_hndl_t h;
+    VOK(EVAPI_get_hca_hndl(init, &h));
+    VOK(EVAPI_release_hca_hndl(h));
+    return getenv("FI_OFI_RXM_EAGER_LIMIT");
+}
+
+static void eager_limit_follows_mtu(void)
+{
+    const char *v;
+    setenv("FI_OFI_RXM_EAGER_LIMIT", "20000", 1);
+    CHECK((v = eager_limit_after("fabric:provider=tcp,domain=lo,mtu=65536")) && strcmp(v, "20000") == 0);
+    unsetenv("FI_OFI_RXM_EAGER_LIMIT");
+    CHECK((v = eager_limit_after("fabric:provider=tcp,domain=lo,mtu=32768")) && strcmp(v, "32768") == 0);
+    unsetenv("FI_OFI_RXM_EAGER_LIMIT");
+    CHECK((v = eager_limit_after("fabric:provider=tcp,domain=lo,mtu=1048576")) && strcmp(v, "65536") == 0);
+    unsetenv("FI_OFI_RXM_EAGER_LIMIT");
+    CHECK(eager_limit_after("fabric:provider=tcp,domain=lo,mtu=16384") == NULL);
+    CHECK(eager_limit_after("fabric:provider=shm,mtu=65536") == NULL);
+}
+
 int main(void)
 {
     refused("microvapi:mtu=1024", VAPI_EINVAL_PARAM, "does not start with \"fabric\"");
@@ -115,6 +140,7 @@ int main(void)
     VCHECK(EVAPI_release_hca_hndl(hca), VAPI_EINVAL_HCA_HNDL);
     for (int i = 0; i < FABRIC_PROVIDERS; i++)
         garbage_addresses(i);
+    eager_limit_follows_mtu();
     printf("test_fabric_config: ok\n");
     return 0;
 }
