@@ -417,6 +417,9 @@ int main(void)
 {
     /* ofi_rxm takes 32 posted receives per endpoint (default 2048), so that 64 exceed it */
     setenv("FI_OFI_RXM_RX_SIZE", "32", 1);
+    /* and keeps its own eager limit, which the library would raise to the mtu (fab_hca.c):
+     * 32 KiB blocks go by rendezvous, as blocks above 64 KiB do in Aldeia */
+    setenv("FI_OFI_RXM_EAGER_LIMIT", "16384", 1);
     fabric_mtu = BLOCK;
     for (int i = 0; i < FABRIC_PROVIDERS; i++) {
         printf("%s\n", fabric_select(i, ",peer_timeout=1000"));
