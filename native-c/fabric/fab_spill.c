@@ -25,8 +25,9 @@
  * A silent reader calls nothing: its keeper alone moves data into spill buffers, reads
  * rendezvous messages, sends credits. At its 250 ms period a window over tcp;ofi_rxm filled at
  * about 30 blocks per three rounds; while spill buffers wait in libfabric and data came lately
- * (FAB_SPILL_BUSY_NS) the keeper looks every FAB_KEEPER_FAST_MS instead, and falls back once
- * the writer stops or the window is full.
+ * (FAB_SPILL_BUSY_NS), or its own look took data for a reader that called nothing since the
+ * last one (fab_keeper.c: the posted receives fill so before any spill), the keeper looks every
+ * FAB_KEEPER_FAST_MS instead, and falls back once the writer stops or the window is full.
  *
  * Each message in a spill buffer costs the reader a copy, as TCP's receive buffer does; a
  * reader that keeps up has its own receives in libfabric and spills nothing.
