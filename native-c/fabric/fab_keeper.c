@@ -71,11 +71,7 @@ static void *keeper_main(void *arg)
     pthread_mutex_lock(&k->lock);
     int soon = 0;
     while (!k->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += (soon ? FAB_KEEPER_FAST_MS : PERIOD_MS) * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = vapi_realtime_in_ms(soon ? FAB_KEEPER_FAST_MS : PERIOD_MS);
         if (pthread_cond_timedwait(&k->wake, &k->lock, &until) != ETIMEDOUT)
             continue;
         uint64_t *qps;

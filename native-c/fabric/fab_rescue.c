@@ -118,11 +118,7 @@ static void *rescuer_main(void *arg)
     int unlocked = unlocked_word();
     pthread_mutex_lock(&lock);
     while (!self->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += RESCUE_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = vapi_realtime_in_ms(RESCUE_MS);
         pthread_cond_timedwait(&wake, &lock, &until);
         if (!self->stop)
             round_locked(unlocked);

@@ -20,6 +20,17 @@ static inline uint64_t vapi_now_ns(void)
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* CLOCK_REALTIME ms from now: the deadline of a pthread_cond_timedwait (its default clock). */
+static inline struct timespec vapi_realtime_in_ms(long ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ms * 1000000L;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
 /* ---- errors (vapi_error.c) -------------------------------------------------------------------- */
 /* Records "fn: text" as this thread's last error and returns ret, so failures read
  * `return vapi_fail(VAPI_EINVAL_PARAM, fn, "...", ...);`. */
