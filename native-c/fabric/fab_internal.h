@@ -15,6 +15,7 @@
  *                   mapped a peer
  *   fab_rescue.c    releasing the spin locks a killed shm peer held (fab_shm_region.h)
  *   fab_spill.c     the receive window beyond posted receives: the library's spill buffers
+ *   fab_signals.c   keeping the process's SIGSEGV and SIGBUS handlers from libfabric's shm
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
  * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
@@ -327,6 +328,10 @@ int fab_shm_peer_dead(const struct fab_qp *qp);
  * spins for ever inside libfabric. */
 void fab_rescue_watch(const struct fab_qp *qp);
 void fab_rescue_forget(const struct fab_qp *qp);
+/* Around opening an endpoint: the process's SIGSEGV and SIGBUS handlers are read, then put
+ * back over any libfabric installed meanwhile (fab_signals.c says why); one thread at a time. */
+void fab_signals_hold(void);
+void fab_signals_restore(void);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c), with what was found in why; 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap);

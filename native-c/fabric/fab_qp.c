@@ -117,6 +117,21 @@ static void close_fabric(struct fab_qp *qp)
     qp->cq = NULL;
 }
 
+/* The endpoint, bound to the queue pair's address vector and CQ, and enabled. */
+static VAPI_ret_t open_endpoint(const char *fn, struct fab_qp *qp)
+{
+    int rc;
+    if ((rc = fi_endpoint(qp->hca->domain, qp->hca->info, &qp->ep, NULL)) != 0)
+        return FAB_FAIL(VAPI_EGEN, fn, "fi_endpoint", rc);
+    if ((rc = fi_ep_bind(qp->ep, &qp->av->fid, 0)) != 0)
+        return FAB_FAIL(VAPI_EGEN, fn, "fi_ep_bind(av)", rc);
+    if ((rc = fi_ep_bind(qp->ep, &qp->cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
+        return FAB_FAIL(VAPI_EGEN, fn, "fi_ep_bind(cq)", rc);
+    if ((rc = fi_enable(qp->ep)) != 0)
+        return FAB_FAIL(VAPI_EGEN, fn, "fi_enable", rc);
+    return VAPI_OK;
+}
+
 static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
 {
     struct fab_hca *h = qp->hca;
@@ -136,14 +151,11 @@ static VAPI_ret_t open_fabric(const char *fn, struct fab_qp *qp)
     qp->wait_fd = -1;
     if (cq_attr.wait_obj == FI_WAIT_FD && fi_control(&qp->cq->fid, FI_GETWAIT, &qp->wait_fd) != 0)
         qp->wait_fd = -1;
-    if ((rc = fi_endpoint(h->domain, h->info, &qp->ep, NULL)) != 0)
-        return FAB_FAIL(VAPI_EGEN, fn, "fi_endpoint", rc);
-    if ((rc = fi_ep_bind(qp->ep, &qp->av->fid, 0)) != 0)
-        return FAB_FAIL(VAPI_EGEN, fn, "fi_ep_bind(av)", rc);
-    if ((rc = fi_ep_bind(qp->ep, &qp->cq->fid, FI_TRANSMIT | FI_RECV)) != 0)
-        return FAB_FAIL(VAPI_EGEN, fn, "fi_ep_bind(cq)", rc);
-    if ((rc = fi_enable(qp->ep)) != 0)
-        return FAB_FAIL(VAPI_EGEN, fn, "fi_enable", rc);
+    fab_signals_hold();   /* libfabric's shm would take the process's SIGSEGV (fab_signals.c) */
+    VAPI_ret_t ret = open_endpoint(fn, qp);
+    fab_signals_restore();
+    if (ret != VAPI_OK)
+        return ret;
     size_t len = sizeof qp->addr - FAB_ADDR_HEAD;
     if ((rc = fi_getname(&qp->ep->fid, qp->addr + FAB_ADDR_HEAD, &len)) != 0)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_getname", rc);
