@@ -11,7 +11,8 @@
  * across CPUs). Where a provider has no wait objects (shm, efa), a sleeper cannot be woken by
  * what arrives, only by its own clock: it spins WAITLESS_SPIN_NS, then sleeps a quarter of the
  * time since the CQ last got a completion (20 us .. 10 ms): short while data flows, long on an
- * idle socket (100 wake-ups a second at most). On shm a large send completes only once the
+ * idle socket (100 wake-ups a second at most); a queue pair's connect counts as a completion
+ * (fab_cq_stir), or a new connection's first wait, for its peer's credit, slept 10 ms. On shm a large send completes only once the
  * receiver copied it, so the sender depends on such sleeps: with a fixed 20 us spin and 200 us
  * sleeps a 64 KiB-send stream ran at 2.4 GB/s, with these 10.7 (bench_fabric_stream, pinned).
  * Otherwise it sleeps on the queue pairs' libfabric wait objects and on this CQ's eventfd, which a thread that pushed a completion here while progressing for another CQ
@@ -210,6 +211,13 @@ static void unpin_qps(int n, uint64_t *handles)
 {
     for (int i = 0; i < n; i++)
         vh_put(handles[i]);
+}
+
+void fab_cq_stir(struct fab_cq *cq)
+{
+    pthread_mutex_lock(&cq->lock);
+    cq->pushed_ns = vapi_now_ns();
+    pthread_mutex_unlock(&cq->lock);
 }
 
 /* Progresses every queue pair reporting to cq. */

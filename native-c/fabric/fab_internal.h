@@ -172,6 +172,9 @@ struct fab_qp;
 int fab_cq_try_push(struct fab_cq *cq, const VAPI_wc_desc_t *wc);
 /* Wakes the CQ's sleeping pollers, so that they look again at what reports to it. */
 void fab_cq_wake(struct fab_cq *cq);
+/* A queue pair of cq connected (its lock held): a sleeper's slices start short, as after a
+ * completion (fab_cq.c). */
+void fab_cq_stir(struct fab_cq *cq);
 /* The queue pairs that report to this CQ progress when it is polled (fab_qp.c). */
 VAPI_ret_t fab_cq_attach(const char *fn, struct fab_cq *cq, struct fab_qp *qp);
 void fab_cq_detach(struct fab_cq *cq, struct fab_qp *qp);

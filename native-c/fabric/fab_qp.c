@@ -343,6 +343,8 @@ static VAPI_ret_t connect_locked(const char *fn, struct fab_qp *qp, const VAPI_q
     qp->state = attr->qp_state;
     qp->credit_due = 1;   /* tell the peer the receives posted before now */
     qp->heard_ns = qp->told_ns = vapi_now_ns();
+    fab_cq_stir(qp->scq);   /* the peer answers soon: sleep in short slices (fab_cq.c) */
+    fab_cq_stir(qp->rcq);
     fab_pump_locked(qp);
     return VAPI_OK;
 }
