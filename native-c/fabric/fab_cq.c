@@ -12,11 +12,13 @@
  * what arrives, only by its own clock: it spins WAITLESS_SPIN_NS, then sleeps a quarter of the
  * time since the CQ last got a completion (20 us .. 10 ms): short while data flows, long on an
  * idle socket (100 wake-ups a second at most); a queue pair's connect counts as a completion
- * (fab_cq_stir), or a new connection's first wait, for its peer's credit, slept 10 ms. On shm a large send completes only once the
- * receiver copied it, so the sender depends on such sleeps: with a fixed 20 us spin and 200 us
- * sleeps a 64 KiB-send stream ran at 2.4 GB/s, with these 10.7 (bench_fabric_stream, pinned).
- * Otherwise it sleeps on the queue pairs' libfabric wait objects and on this CQ's eventfd, which a thread that pushed a completion here while progressing for another CQ
- * (a writer whose progress finds the reader's data) rings when somebody sleeps.
+ * (fab_cq_stir), or a new connection's first wait, for its peer's credit, slept 10 ms. On shm
+ * a large send completes only once the receiver copied it, so the sender depends on such
+ * sleeps: with a fixed 20 us spin and 200 us sleeps a 64 KiB-send stream ran at 2.4 GB/s,
+ * with these 10.7 (bench_fabric_stream, pinned). Otherwise it sleeps on the queue pairs'
+ * libfabric wait objects and on this CQ's eventfd, which a thread that pushed a completion
+ * here while progressing for another CQ (a writer whose progress finds the reader's data)
+ * rings when somebody sleeps.
  *
  * Nothing is dropped: a producer that finds the CQ full leaves the request unfinished in its
  * queue pair (fab_cq_try_push) until a poll makes room. EVAPI_map_cq is not offered
