@@ -5,11 +5,13 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 import org.HdrHistogram.Histogram;
 import org.aldeia.samples.SocketKind;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The connection set-up phase of a socket row: the client opens fresh connections of the row's
@@ -18,6 +20,10 @@ import org.aldeia.samples.SocketKind;
  */
 final class ConnectionSetup {
 
+    private static final Logger log = LoggerFactory.getLogger(ConnectionSetup.class);
+
+    /** The byte of the connection that ends the phase early: the server serves no more. */
+    static final int LAST = 0x80;
 
     private final SocketKind kind;
 
@@ -49,6 +55,9 @@ final class ConnectionSetup {
                     if (in.read() >= 0) {
                         throw new IOException("set-up connection " + i + " sent more than one byte");
                     }
+                    if (b == LAST) {
+                        return;
+                    }
                 }
             }
         }
@@ -57,15 +66,28 @@ final class ConnectionSetup {
     /**
      * Client side: {@code warmup} untimed connections, {@code timed} timed ones (SETUP), untimed
      * ones up to {@code steadyAfter} in all, and {@code timed} timed ones again (SETUP_STEADY);
-     * the percentiles are per connection. Both blocks, because a program that opens a
-     * connection per request meets the first after a second and the second from a few seconds on.
+     * the percentiles are per connection, each block reported when it is done. Both blocks,
+     * because a program that opens a connection per request meets the first after a second and
+     * the second from a few seconds on. The steady block is skipped when the connections before
+     * it would outlast {@code budgetSeconds} at the first block's pace (see
+     * {@link Pacing#setupSteadyBudgetSeconds}).
      */
-    List<Measurement> measure(MessageLink link, int warmup, int timed, int steadyAfter) throws IOException {
+    void measure(MessageLink link, int warmup, int timed, int steadyAfter, double budgetSeconds,
+            Consumer<Measurement> report) throws IOException {
         int port = PhaseListener.ask(link, BenchProtocol.SETUP, steadyAfter + timed, BenchProtocol.SETUP_READY);
         untimed(port, 0, warmup);
         Measurement early = timed(port, warmup, timed, Measurement.Metric.SETUP);
+        report.accept(early);
+        double untimedSeconds = early.mean() * 1e-6 * (steadyAfter - warmup - timed);
+        if (untimedSeconds > budgetSeconds) {
+            log.warn("set-up: the steady block is skipped: {} connections at {} µs each would take {} s (budget {} s)",
+                    steadyAfter - warmup - timed, Math.round(early.mean()), Math.round(untimedSeconds),
+                    Math.round(budgetSeconds));
+            connectEchoClose(port, LAST);
+            return;
+        }
         untimed(port, warmup + timed, steadyAfter);
-        return List.of(early, timed(port, steadyAfter, timed, Measurement.Metric.SETUP_STEADY));
+        report.accept(timed(port, steadyAfter, timed, Measurement.Metric.SETUP_STEADY));
     }
 
     private void untimed(int port, int from, int to) throws IOException {
@@ -85,10 +107,11 @@ final class ConnectionSetup {
         return Measurement.distribution(metric, 1, System.nanoTime() - start, connections, false);
     }
 
+    /** One connection; its byte is {@code index} mod 128, or {@link #LAST} itself. */
     private void connectEchoClose(int port, int index) throws IOException {
         try (Socket socket = kind.connect(PhaseListener.SERVER, port)) {
             OutputStream out = socket.getOutputStream();
-            int sent = index & 0x7f;
+            int sent = index == LAST ? LAST : index & 0x7f;
             out.write(sent);
             out.flush();
             int echo = socket.getInputStream().read();

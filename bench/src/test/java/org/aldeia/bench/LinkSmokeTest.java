@@ -29,7 +29,7 @@ class LinkSmokeTest {
      * Three timed round trips per size, 3-chunk streams, 2 + 5 + 1 + 5 set-up connections, 4 + 9
      * application calls, 2 + 6 RMI calls, warm-up as short as possible.
      */
-    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 8, 4, 9, 2, 6);
+    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 8, 4, 9, 2, 6, 100);
     private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
 
     private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
@@ -88,6 +88,29 @@ class LinkSmokeTest {
         List<Measurement> rmi = results.stream().filter(m -> m.metric() == Metric.RMI).toList();
         assertEquals(transport == Transport.JDK_LOOPBACK ? 1 : 0, rmi.size(), results.toString());
         rmi.forEach(c -> assertEquals(6, c.count()));
+    }
+
+    @Test
+    void aSetUpWhoseUntimedConnectionsWouldOutlastTheBudgetSkipsTheSteadyBlockAndTheSessionStillEnds()
+            throws Exception {
+        // 50 untimed connections before the steady block, against a budget of a microsecond
+        Pacing tight = new Pacing(0, 0, 3, 3, 0, 2, 5, 57, 4, 9, 2, 6, 1e-6);
+        Transport transport = Transport.JDK_LOOPBACK;
+        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
+        Future<Long> echoed = serverThread.submit(() -> {
+            try (MessageLink link = Links.server(transport, dir, rendezvous)) {
+                return BenchServer.serve(link, SocketPhases.of(transport));
+            }
+        });
+        List<Measurement> results = new ArrayList<>();
+        try (MessageLink link = Links.client(transport, rendezvous)) {
+            new BenchClient(link, tight, SocketPhases.of(transport)).run(List.of(1), results::add);
+        }
+        assertEquals(6L, echoed.get(30, TimeUnit.SECONDS), "the server served the whole session and ended");
+        List<Measurement> setup = results.stream()
+                .filter(m -> m.metric() == Metric.SETUP || m.metric() == Metric.SETUP_STEADY).toList();
+        assertEquals(List.of(Metric.SETUP), setup.stream().map(Measurement::metric).toList(), results.toString());
+        assertEquals(5, setup.get(0).count());
     }
 
     private static Measurement only(List<Measurement> results, Metric metric, int size) {
