@@ -16,6 +16,7 @@
  *   fab_rescue.c    releasing the spin locks a killed shm peer held (fab_shm_region.h)
  *   fab_spill.c     the receive window beyond posted receives: the library's spill buffers
  *   fab_signals.c   keeping the process's SIGSEGV and SIGBUS handlers from libfabric's shm
+ *   fab_probe.c     whether a tcp peer whose sends are refused still listens (a dead peer)
  *
  * Why one RDM endpoint per queue pair. Reliable datagrams are what every fabric offers
  * (efa, cxi, opx and shm offer nothing else; verbs and tcp through ofi_rxm), a MSG endpoint
@@ -294,6 +295,10 @@ struct fab_qp {
     int               peer_left;    /* the peer's goodbye came: it destroyed its queue pair */
     int               shm_peer;     /* the peer is an shm endpoint of a process on this host */
     uint64_t          alive_ns;     /* when that process was last seen running */
+    /* since when libfabric has refused (FI_EAGAIN) every send to the peer, 0 while they go;
+     * when the keeper last probed the peer's address (fab_probe.c) */
+    uint64_t          refused_ns;
+    uint64_t          probed_ns;
     /* something of the peer's arrived: it connected, and on shm it knows this endpoint (a send
      * to a peer that has not answered shm's name announcement waits for it: FI_EAGAIN) */
     int               heard_any;
@@ -338,6 +343,10 @@ void fab_signals_restore(void);
 /* After fi_av_insert: 0 when the provider is shm and the peer's endpoint object is gone, so
  * that libfabric did not map it (fab_reap.c), with what was found in why; 1 otherwise. */
 int fab_shm_peer_mapped(const struct fab_qp *qp, char *why, size_t cap);
+/* The keeper's look at a queue pair whose sends libfabric has refused for a while and whose
+ * peer has been silent: with qp->lock held and the queue pair pinned; it drops the lock while
+ * it probes (fab_probe.c), and fails the queue pair when the peer's endpoint refuses. */
+void fab_probe_locked(struct fab_qp *qp, uint64_t now_ns);
 /* The window beyond posted receives (fab_spill.c), with qp->lock held. */
 struct fab_spill *fab_spill_of(struct fab_qp *qp, void *ctx);
 int fab_spill_may(const struct fab_qp *qp);

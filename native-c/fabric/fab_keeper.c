@@ -51,6 +51,7 @@ static int round_of(struct fab_keeper *k, const uint64_t *qps, uint32_t n)
             continue;   /* being destroyed */
         pthread_mutex_lock(&qp->lock);
         fab_timers_locked(qp, vapi_now_ns());   /* under the lock: the times it compares move under it */
+        fab_probe_locked(qp, vapi_now_ns());    /* a tcp peer whose sends are refused: still there? */
         uint32_t received = qp->data_received;
         int silent = qp->app_calls == qp->app_calls_seen;
         qp->app_calls_seen = qp->app_calls;

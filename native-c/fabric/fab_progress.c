@@ -38,6 +38,16 @@ static int posted(struct fab_qp *qp, const char *call, ssize_t rc)
     return -1;
 }
 
+/* posted() for a send: also notes since when libfabric has refused every send (fab_probe.c). */
+static int sent(struct fab_qp *qp, const char *call, ssize_t rc)
+{
+    if (rc == -FI_EAGAIN && !qp->refused_ns)
+        qp->refused_ns = vapi_now_ns();
+    else if (rc == 0)
+        qp->refused_ns = 0;
+    return posted(qp, call, rc);
+}
+
 /* The peer believes it may send fewer than half of the receives we hold posted: tell it more. */
 static int credit_low(const struct fab_qp *qp)
 {
@@ -127,7 +137,7 @@ static void pump(struct fab_qp *qp)
         uint32_t v = qp->recv_handed;
         for (int i = 0; i < 4; i++)
             qp->credit_tx.value[i] = (uint8_t)(v >> (8 * i));
-        int r = posted(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, FAB_CREDIT_LEN,
+        int r = sent(qp, "fi_tsend(credit)", fi_tsend(qp->ep, qp->credit_tx.value, FAB_CREDIT_LEN,
                                                         credit_desc(qp), qp->peer, qp->peer_secret | 1,
                                                         &qp->credit_tx.ctx));
         if (r < 0)
@@ -145,7 +155,7 @@ static void pump(struct fab_qp *qp)
            && qp->tx_inflight < qp->tx_depth) {
         struct fab_slot *s = &sq->slots[sq->next % sq->cap];
         uint32_t v = qp->recv_handed;
-        int r = posted(qp, "fi_tsend", qp->cq_data
+        int r = sent(qp, "fi_tsend", qp->cq_data
                        ? fi_tsenddata(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, v, qp->peer,
                                       qp->peer_secret, &s->ctx)
                        : fi_tsend(qp->ep, (void *)(uintptr_t)s->addr, s->len, s->desc, qp->peer, qp->peer_secret,
