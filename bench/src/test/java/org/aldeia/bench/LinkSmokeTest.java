@@ -46,18 +46,10 @@ class LinkSmokeTest {
     @ParameterizedTest
     @EnumSource(value = Transport.class, names = {"JDK_LOOPBACK", "JDK_UNIX"})
     void pingPongAndStreamRunAndEveryEchoIsAnswered(Transport transport) throws Exception {
-        Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
-        Future<Long> echoed = serverThread.submit(() -> {
-            try (MessageLink link = Links.server(transport, dir, rendezvous)) {
-                return BenchServer.serve(link, SocketPhases.of(transport));
-            }
-        });
         List<Measurement> results = new ArrayList<>();
-        try (MessageLink link = Links.client(transport, rendezvous)) {
-            new BenchClient(link, TINY, SocketPhases.of(transport)).run(SIZES, results::add);
-        }
+        long echoed = session(transport, TINY, SIZES, results);
         // Warm-up (3) plus timed (3) round trips per size.
-        assertEquals(6L * SIZES.size(), echoed.get(30, TimeUnit.SECONDS));
+        assertEquals(6L * SIZES.size(), echoed);
         List<Measurement> latencies = results.stream().filter(m -> m.metric() == Metric.LATENCY).toList();
         assertEquals(SIZES, latencies.stream().map(Measurement::sizeBytes).toList());
         for (Measurement latency : latencies) {
@@ -95,22 +87,31 @@ class LinkSmokeTest {
             throws Exception {
         // 50 untimed connections before the steady block, against a budget of a microsecond
         Pacing tight = new Pacing(0, 0, 3, 3, 0, 2, 5, 57, 4, 9, 2, 6, 1e-6);
-        Transport transport = Transport.JDK_LOOPBACK;
+        List<Measurement> results = new ArrayList<>();
+        assertEquals(6L, session(Transport.JDK_LOOPBACK, tight, List.of(1), results),
+                "the server served the whole session and ended");
+        List<Measurement> setup = results.stream()
+                .filter(m -> m.metric() == Metric.SETUP || m.metric() == Metric.SETUP_STEADY).toList();
+        assertEquals(List.of(Metric.SETUP), setup.stream().map(Measurement::metric).toList(), results.toString());
+        assertEquals(5, setup.get(0).count());
+    }
+
+    /**
+     * A whole bench session of {@code transport}, its server on {@link #serverThread}: the
+     * client's measurements into {@code results}; returns the round trips the server echoed.
+     */
+    private long session(Transport transport, Pacing pacing, List<Integer> sizes, List<Measurement> results)
+            throws Exception {
         Rendezvous rendezvous = new Rendezvous(dir.resolve("address"));
         Future<Long> echoed = serverThread.submit(() -> {
             try (MessageLink link = Links.server(transport, dir, rendezvous)) {
                 return BenchServer.serve(link, SocketPhases.of(transport));
             }
         });
-        List<Measurement> results = new ArrayList<>();
         try (MessageLink link = Links.client(transport, rendezvous)) {
-            new BenchClient(link, tight, SocketPhases.of(transport)).run(List.of(1), results::add);
+            new BenchClient(link, pacing, SocketPhases.of(transport)).run(sizes, results::add);
         }
-        assertEquals(6L, echoed.get(30, TimeUnit.SECONDS), "the server served the whole session and ended");
-        List<Measurement> setup = results.stream()
-                .filter(m -> m.metric() == Metric.SETUP || m.metric() == Metric.SETUP_STEADY).toList();
-        assertEquals(List.of(Metric.SETUP), setup.stream().map(Measurement::metric).toList(), results.toString());
-        assertEquals(5, setup.get(0).count());
+        return echoed.get(30, TimeUnit.SECONDS);
     }
 
     private static Measurement only(List<Measurement> results, Metric metric, int size) {
