@@ -83,7 +83,7 @@ final class ConnectionSetup {
             log.warn("set-up: the steady block is skipped: {} connections at {} µs each would take {} s (budget {} s)",
                     steadyAfter - warmup - timed, Math.round(early.mean()), Math.round(untimedSeconds),
                     Math.round(budgetSeconds));
-            connectEchoClose(port, LAST);
+            connectEchoClose(port, -1, LAST);
             return;
         }
         untimed(port, warmup + timed, steadyAfter);
@@ -92,7 +92,7 @@ final class ConnectionSetup {
 
     private void untimed(int port, int from, int to) throws IOException {
         for (int i = from; i < to; i++) {
-            connectEchoClose(port, i);
+            connectEchoClose(port, i, i & 0x7f);
         }
     }
 
@@ -101,17 +101,19 @@ final class ConnectionSetup {
         long start = System.nanoTime();
         for (int i = from; i < from + count; i++) {
             long begin = System.nanoTime();
-            connectEchoClose(port, i);
+            connectEchoClose(port, i, i & 0x7f);
             connections.recordValue(System.nanoTime() - begin);
         }
         return Measurement.distribution(metric, 1, System.nanoTime() - start, connections, false);
     }
 
-    /** One connection; its byte is {@code index} mod 128, or {@link #LAST} itself. */
-    private void connectEchoClose(int port, int index) throws IOException {
+    /**
+     * Connection {@code index} (-1: the last), its byte {@code sent}: the index mod 128, which
+     * is never {@link #LAST}, or LAST itself.
+     */
+    private void connectEchoClose(int port, int index, int sent) throws IOException {
         try (Socket socket = kind.connect(PhaseListener.SERVER, port)) {
             OutputStream out = socket.getOutputStream();
-            int sent = index == LAST ? LAST : index & 0x7f;
             out.write(sent);
             out.flush();
             int echo = socket.getInputStream().read();

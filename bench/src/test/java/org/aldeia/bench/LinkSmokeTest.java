@@ -85,8 +85,9 @@ class LinkSmokeTest {
     @Test
     void aSetUpWhoseUntimedConnectionsWouldOutlastTheBudgetSkipsTheSteadyBlockAndTheSessionStillEnds()
             throws Exception {
-        // 50 untimed connections before the steady block, against a budget of a microsecond
-        Pacing tight = new Pacing(0, 0, 3, 3, 0, 2, 5, 57, 4, 9, 2, 6, 1e-6);
+        // 130 untimed connections (connection 128's byte is 0, not the last connection's 0x80),
+        // 5 timed, then 50 untimed before the steady block, against a budget of a microsecond
+        Pacing tight = new Pacing(0, 0, 3, 3, 0, 130, 5, 185, 4, 9, 2, 6, 1e-6);
         List<Measurement> results = new ArrayList<>();
         assertEquals(6L, session(Transport.JDK_LOOPBACK, tight, List.of(1), results),
                 "the server served the whole session and ended");
