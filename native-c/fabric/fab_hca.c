@@ -181,6 +181,7 @@ static VAPI_ret_t open_domain(const char *fn, struct fab_hca *h)
     char core[FAB_NAME_MAX];
     core_name(h->info->fabric_attr->prov_name, core, sizeof core);
     h->serialized = strcmp(core, "shm") == 0;
+    h->tcp_core = strcmp(core, "tcp") == 0;
     if ((rc = fi_fabric(h->info->fabric_attr, &h->fabric, NULL)) != 0)
         return FAB_FAIL(VAPI_EGEN, fn, "fi_fabric", rc);
     if ((rc = fi_domain(h->fabric, h->info, &h->domain, NULL)) != 0)

@@ -135,6 +135,9 @@ struct fab_hca {
      * recursive: a failure inside a progress cancels requests. */
     pthread_mutex_t      provider_lock;
     int                  serialized;
+    /* the core provider is tcp: an endpoint's address is the TCP socket it listens on, which
+     * fab_probe.c may connect to (verbs' is an RDMA CM address, no TCP port) */
+    int                  tcp_core;
 };
 
 static inline void fab_provider_enter(struct fab_hca *h)

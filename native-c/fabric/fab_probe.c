@@ -10,18 +10,17 @@
  *
  * So when every send has been refused for REFUSED_NS and nothing has come from the peer for
  * SILENT_NS (a live peer's keeper sends a keepalive every second at most), the keeper connects
- * to the peer's address, the listening socket of its endpoint, which the peer's address names
- * (a sockaddr over tcp): refused means no endpoint listens there any more, the peer's process
- * ended or closed it, and the queue pair fails. Anything else (accepted, no answer within
- * PROBE_MS, an address that is no IPv4 or IPv6 socket address) leaves it to peer_timeout. A
- * stopped or hung peer still has its listening socket, whose backlog the kernel answers: it is
- * given its peer_timeout, as before. The probe's connection is closed at once; the peer's
- * provider, which reads a connection request header from it, logs that it could not and drops
- * it. At most one probe a second per such queue pair, from the keeper, never with the queue
- * pair's lock held.
+ * to the peer's address: over tcp it is the TCP socket the peer's endpoint listens on (only
+ * tcp is probed: over verbs the address is an RDMA CM one, which no TCP connect may judge).
+ * Refused means no endpoint listens there any more, the peer's process ended or closed it, and
+ * the queue pair fails. Anything else (accepted, no answer within PROBE_MS, an address that is
+ * no IPv4 or IPv6 socket address) leaves it to peer_timeout. A stopped or hung peer still has
+ * its listening socket, whose backlog the kernel answers: it is given its peer_timeout, as
+ * before. The probe's connection is closed at once; the peer's provider, which reads a
+ * connection request header from it, logs that it could not and drops it. At most one probe a
+ * second per such queue pair, from the keeper, never with the queue pair's lock held.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
@@ -60,7 +59,7 @@ static int refuses(const uint8_t *addr, size_t len)
 
 void fab_probe_locked(struct fab_qp *qp, uint64_t now_ns)
 {
-    if ((qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || qp->shm_peer || !qp->refused_ns
+    if (!qp->hca->tcp_core || (qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || !qp->refused_ns
         || now_ns - qp->refused_ns < REFUSED_NS || now_ns - qp->heard_ns < SILENT_NS
         || now_ns - qp->probed_ns < REFUSED_NS)
         return;
