@@ -75,8 +75,10 @@
  * fails with VAPI_REM_ABORT_ERR: a peer that died or hangs shows as an error within seconds,
  * as DECK's peers do, also on providers that report nothing when a peer goes (shm). A peer
  * that is alive but whose application reads nothing still answers: its keeper thread
- * progresses its queue pairs. Over tcp a dead peer's connection resets, and the keepalive to
- * it fails at once.
+ * progresses its queue pairs. Over tcp a dead peer's connection resets: the keepalive to it
+ * fails at once when it meets the reset, and otherwise libfabric refuses every later send
+ * without an error, which the keeper's probe of the peer's address turns into a failure
+ * within about 2.5 s (fab_probe.c).
  *
  * Completions. Every send is posted with a completion, and VAPI completions are produced in
  * posting order from the oldest request whose libfabric completion has come, signalled
