@@ -78,11 +78,11 @@ final class ConnectionSetup {
         untimed(port, 0, warmup);
         Measurement early = timed(port, warmup, timed, Measurement.Metric.SETUP);
         report.accept(early);
-        double untimedSeconds = early.mean() * 1e-6 * (steadyAfter - warmup - timed);
+        int untimedCount = steadyAfter - warmup - timed;
+        double untimedSeconds = early.mean() * 1e-6 * untimedCount;
         if (untimedSeconds > budgetSeconds) {
             log.warn("set-up: the steady block is skipped: {} connections at {} µs each would take {} s (budget {} s)",
-                    steadyAfter - warmup - timed, Math.round(early.mean()), Math.round(untimedSeconds),
-                    Math.round(budgetSeconds));
+                    untimedCount, Math.round(early.mean()), Math.round(untimedSeconds), Math.round(budgetSeconds));
             connectEchoClose(port, -1, LAST);
             return;
         }
