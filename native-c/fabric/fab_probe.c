@@ -59,9 +59,11 @@ static int refuses(const uint8_t *addr, size_t len)
 
 void fab_probe_locked(struct fab_qp *qp, uint64_t now_ns)
 {
+    /* signed, as fab_timers_locked compares: a stamp taken after now_ns is "just now" */
     if (!qp->hca->tcp_core || (qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || !qp->refused_ns
-        || now_ns - qp->refused_ns < REFUSED_NS || now_ns - qp->heard_ns < SILENT_NS
-        || now_ns - qp->probed_ns < REFUSED_NS)
+        || (int64_t)(now_ns - qp->refused_ns) < (int64_t)REFUSED_NS
+        || (int64_t)(now_ns - qp->heard_ns) < (int64_t)SILENT_NS
+        || (int64_t)(now_ns - qp->probed_ns) < (int64_t)REFUSED_NS)
         return;
     qp->probed_ns = now_ns;
     uint8_t addr[EVAPI_QP_ADDRESS_MAX];
