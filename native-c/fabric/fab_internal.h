@@ -78,7 +78,7 @@
  * progresses its queue pairs. Over tcp a dead peer's connection resets: the keepalive to it
  * fails at once when it meets the reset, and otherwise libfabric refuses every later send
  * without an error, which the keeper's probe of the peer's address turns into a failure
- * within about 2.5 s (fab_probe.c).
+ * within 2 s (fab_probe.c).
  *
  * Completions. Every send is posted with a completion, and VAPI completions are produced in
  * posting order from the oldest request whose libfabric completion has come, signalled

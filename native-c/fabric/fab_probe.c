@@ -9,7 +9,8 @@
  * bounds).
  *
  * So when every send has been refused for REFUSED_NS and nothing has come from the peer for
- * SILENT_NS (a live peer's keeper sends a keepalive every second at most), the keeper connects
+ * SILENT_NS (a live peer's keeper sends a keepalive every second at most, checked every
+ * 250 ms), the keeper connects
  * to the peer's address: over tcp it is the TCP socket the peer's endpoint listens on (only
  * tcp is probed: over verbs the address is an RDMA CM one, which no TCP connect may judge).
  * Refused means no endpoint listens there any more, the peer's process ended or closed it, and
@@ -29,9 +30,15 @@
 
 #include "fab_internal.h"
 
-#define REFUSED_NS 1000000000ull
-#define SILENT_NS  2000000000ull
-#define PROBE_MS   200
+/* A killed peer is seen within 2 s (PeerFaultTest): this side's first send to it, at worst a
+ * keepalive a second after its last send (and a keeper round late), is refused by 1.25 s;
+ * the probe follows a keeper round after REFUSED_NS, when the peer's last keepalive is
+ * SILENT_NS old. A live peer is never failed by these times, only probed: its listening
+ * socket accepts. */
+#define REFUSED_NS     250000000ull
+#define SILENT_NS      1250000000ull
+#define PROBE_EVERY_NS 1000000000ull
+#define PROBE_MS       200
 
 /* 1 when a TCP connect to the socket address addr (len bytes) is refused; 0 otherwise. */
 static int refuses(const uint8_t *addr, size_t len)
@@ -63,7 +70,7 @@ void fab_probe_locked(struct fab_qp *qp, uint64_t now_ns)
     if (!qp->hca->tcp_core || (qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || !qp->refused_ns
         || (int64_t)(now_ns - qp->refused_ns) < (int64_t)REFUSED_NS
         || (int64_t)(now_ns - qp->heard_ns) < (int64_t)SILENT_NS
-        || (int64_t)(now_ns - qp->probed_ns) < (int64_t)REFUSED_NS)
+        || (int64_t)(now_ns - qp->probed_ns) < (int64_t)PROBE_EVERY_NS)
         return;
     qp->probed_ns = now_ns;
     uint8_t addr[EVAPI_QP_ADDRESS_MAX];
