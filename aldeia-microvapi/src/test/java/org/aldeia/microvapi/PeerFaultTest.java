@@ -24,11 +24,11 @@ import org.slf4j.LoggerFactory;
  * read, in a write whose ring is full, in a flush: the blocked call fails with an IOException, a
  * killed peer within 2 s, a stopped one within the peer timeout (peer_timeout) and 2 s, never a
  * hang. The peer holds its connection without reading or writing (a stalled application), so
- * nothing but the peer's fate can end the call. Afterwards this JVM's threads, descriptors,
- * segments and listening ports are what they were with the connection open, and a killed
- * peer's shared segments are gone within a minute (this JVM's engine reclaims them). Run on the
- * transport this JVM's configuration selects (shared memory with none; tcp in the
- * parity-deck-tcp execution).
+ * nothing but the peer's fate can end the call. Afterwards this JVM holds no more threads,
+ * descriptors and listening ports than with the connection open, and the same segments, and a
+ * killed peer's shared segments are gone within a minute (this JVM's engine reclaims them). Run
+ * on the transport this JVM's configuration selects (shared memory with none; DECK tcp in the
+ * parity-deck-tcp execution; VAPI over libfabric's tcp in the fabric-tcp one).
  */
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
 class PeerFaultTest {
@@ -113,10 +113,12 @@ class PeerFaultTest {
      */
     private void assertBackToBaseline(ProcessResources baseline, long deadPid) throws Exception {
         long self = ProcessHandle.current().pid();
-        // at most the baseline: the dead child's pipes to this JVM were counted in it
+        // at most the baseline: the dead child's pipes to this JVM were counted in it, and so was
+        // the connection's own endpoint on the fabric route (its descriptors and the port it
+        // listens on go with it; DECK's engine keeps its own for the process)
         ProcessResources now = ProcessResources.settled(self, baseline, 10_000);
         assertTrue(now.threads() <= baseline.threads() && now.descriptors() <= baseline.descriptors()
-                && now.segments() == baseline.segments() && now.listeningPorts().equals(baseline.listeningPorts()),
+                && now.segments() == baseline.segments() && baseline.listeningPorts().containsAll(now.listeningPorts()),
                 "this JVM after the fault and close: " + now + ", with the connection open: " + baseline);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!DeckSegments.ownedBy(deadPid).isEmpty() && System.nanoTime() - end < 0) {
