@@ -10,12 +10,12 @@
  *
  * So when every send has been refused for REFUSED_NS and nothing has come from the peer for
  * SILENT_NS (a live peer's keeper sends a keepalive every second at most, checked every
- * 250 ms), the keeper connects
- * to the peer's address: over tcp it is the TCP socket the peer's endpoint listens on (only
- * tcp is probed: over verbs the address is an RDMA CM one, which no TCP connect may judge).
- * Refused means no endpoint listens there any more, the peer's process ended or closed it, and
- * the queue pair fails. Anything else (accepted, no answer within PROBE_MS, an address that is
- * no IPv4 or IPv6 socket address) leaves it to peer_timeout. A stopped or hung peer still has
+ * 250 ms), the keeper connects to the peer's address: over tcp it is the TCP socket the
+ * peer's endpoint listens on (only tcp is probed: over verbs the address is an RDMA CM one,
+ * which no TCP connect may judge). Refused means no endpoint listens there any more, the
+ * peer's process ended or closed it, and the queue pair fails. Anything else (accepted, no
+ * answer within PROBE_MS, an address that is no IPv4 or IPv6 socket address) leaves it to
+ * peer_timeout. A stopped or hung peer still has
  * its listening socket, whose backlog the kernel answers: it is given its peer_timeout, as
  * before. The probe's connection is closed at once; the peer's provider, which reads a
  * connection request header from it, logs that it could not and drops it. At most one probe a
@@ -31,10 +31,10 @@
 #include "fab_internal.h"
 
 /* A killed peer is seen within 2 s (PeerFaultTest): this side's first send to it, at worst a
- * keepalive a second after its last send (and a keeper round late), is refused by 1.25 s;
- * the probe follows a keeper round after REFUSED_NS, when the peer's last keepalive is
- * SILENT_NS old. A live peer is never failed by these times, only probed: its listening
- * socket accepts. */
+ * keepalive a second after its last send and a keeper round late, is refused by 1.25 s, and
+ * the probe comes REFUSED_NS and a keeper round later, by 1.75 s (the peer's last keepalive
+ * is SILENT_NS old by then). These times only pace the probe: a live peer is never failed by
+ * them, its listening socket accepts the connect. */
 #define REFUSED_NS     250000000ull
 #define SILENT_NS      1250000000ull
 #define PROBE_EVERY_NS 1000000000ull
