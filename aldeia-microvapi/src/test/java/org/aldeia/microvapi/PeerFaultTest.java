@@ -217,7 +217,9 @@ class PeerFaultTest {
                 CompletableFuture<Throwable> flush = started(out::flush, "flush");
                 Throwable done;
                 try {
-                    done = flush.get(500, TimeUnit.MILLISECONDS);
+                    // a second: a flush the fabric's keeper serves at its pace takes a round or two
+                    // (250 ms each); one that then still waits is blocked on the full window
+                    done = flush.get(1, TimeUnit.SECONDS);
                 } catch (TimeoutException blocked) {
                     failsAfterFault(flush, "flush, peer killed", child::kill, KILL_BOUND_MILLIS);
                     return;
