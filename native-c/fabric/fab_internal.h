@@ -321,9 +321,19 @@ void fab_queue_free(struct fab_queue *q);
 void fab_progress_locked(struct fab_qp *qp);
 /* Hands what is queued to libfabric, as far as credit and the provider's queues allow. */
 void fab_pump_locked(struct fab_qp *qp);
-/* The keeper's round: a keepalive when one is due, and the queue pair failed when its peer
- * has been silent for peer_timeout. */
+/* The keeper's round: a keepalive when one is due (nothing sent for a quarter of peer_timeout,
+ * FAB_KEEPALIVE_MAX_NS at most), and the queue pair failed when its peer has been silent for
+ * peer_timeout. */
 void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns);
+#define FAB_KEEPALIVE_MAX_NS 1000000000ull
+/* The keeper's rounds come every FAB_KEEPER_PERIOD_MS (FAB_KEEPER_FAST_MS while fab_spill_busy). */
+#define FAB_KEEPER_PERIOD_MS 250u
+/* Nanoseconds from the stamp to now_ns, signed: a stamp taken after now_ns (by another thread,
+ * between the caller's clock read and its look) is "just now", not 584 years ago. */
+static inline int64_t fab_ns_since(uint64_t now_ns, uint64_t stamp_ns)
+{
+    return (int64_t)(now_ns - stamp_ns);
+}
 /* The queue pair gave its peer up: on shm, remove the dead peer's endpoint object once the
  * peer's pid is gone (tried when the peer is given up and again at destroy: a hung peer may be
  * killed in between). */
@@ -363,7 +373,8 @@ void fab_spill_attach(struct fab_qp *qp, uint32_t i);
 void fab_spill_arrived(struct fab_qp *qp, struct fab_spill *sp, uint32_t len, uint8_t status);
 void fab_spill_cancel(struct fab_qp *qp);
 /* Spill buffers wait in libfabric and data came into them lately: only the keeper progresses
- * a silent reader, and should then look every FAB_KEEPER_FAST_MS, not every 250 ms. */
+ * a silent reader, and should then look every FAB_KEEPER_FAST_MS, not every
+ * FAB_KEEPER_PERIOD_MS. */
 int fab_spill_busy(const struct fab_qp *qp, uint64_t now_ns);
 #define FAB_KEEPER_FAST_MS 1u
 #define FAB_SPILL_BUSY_NS  (100u * 1000000u)

@@ -1,7 +1,7 @@
 /*
- * The keeper: one thread per HCA that wakes every PERIOD_MS and, for each of its queue pairs,
- * reads the libfabric CQ and runs the timers (fab_timers_locked: keepalive due, peer silent
- * too long). Application threads progress a queue pair whenever they call in; the keeper is
+ * The keeper: one thread per HCA that wakes every FAB_KEEPER_PERIOD_MS and, for each of its
+ * queue pairs, reads the libfabric CQ and runs the timers (fab_timers_locked: keepalive due,
+ * peer silent too long). Application threads progress a queue pair whenever they call in; the keeper is
  * what runs when none does, so that an idle socket still answers its peer's keepalives and
  * still notices its peer's death, as TCP's does without the application. Four wake-ups a
  * second per JVM, each a few calls per queue pair; one a millisecond while a silent reader's
@@ -12,8 +12,6 @@
 #include <string.h>
 
 #include "fab_internal.h"
-
-#define PERIOD_MS 250
 
 struct fab_keeper {
     pthread_t       thread;
@@ -72,7 +70,7 @@ static void *keeper_main(void *arg)
     pthread_mutex_lock(&k->lock);
     int soon = 0;
     while (!k->stop) {
-        struct timespec until = vapi_realtime_in_ms(soon ? FAB_KEEPER_FAST_MS : PERIOD_MS);
+        struct timespec until = vapi_realtime_in_ms(soon ? FAB_KEEPER_FAST_MS : FAB_KEEPER_PERIOD_MS);
         if (pthread_cond_timedwait(&k->wake, &k->lock, &until) != ETIMEDOUT)
             continue;
         uint64_t *qps;

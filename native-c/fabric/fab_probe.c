@@ -9,17 +9,17 @@
  * bounds).
  *
  * So when every send has been refused for REFUSED_NS and nothing has come from the peer for
- * SILENT_NS (a live peer's keeper sends a keepalive every second at most, checked every
- * 250 ms), the keeper connects to the peer's address: over tcp it is the TCP socket the
- * peer's endpoint listens on (only tcp is probed: over verbs the address is an RDMA CM one,
- * which no TCP connect may judge). Refused means no endpoint listens there any more, the
- * peer's process ended or closed it, and the queue pair fails. Anything else (accepted, no
- * answer within PROBE_MS, an address that is no IPv4 or IPv6 socket address) leaves it to
- * peer_timeout. A stopped or hung peer still has
- * its listening socket, whose backlog the kernel answers: it is given its peer_timeout, as
- * before. The probe's connection is closed at once; the peer's provider, which reads a
- * connection request header from it, logs that it could not and drops it. At most one probe a
- * second per such queue pair, from the keeper, never with the queue pair's lock held.
+ * SILENT_NS (a live peer's keeper sends a keepalive every FAB_KEEPALIVE_MAX_NS at most, on its
+ * rounds), the keeper connects to the peer's address: over tcp it is the TCP socket the peer's
+ * endpoint listens on (only tcp is probed: over verbs the address is an RDMA CM one, which no
+ * TCP connect may judge). Refused means no endpoint listens there any more, the peer's process
+ * ended or closed it, and the queue pair fails. Anything else (accepted, no answer within
+ * PROBE_MS, an address that is no IPv4 or IPv6 socket address) leaves it to peer_timeout. A
+ * stopped or hung peer still has its listening socket, whose backlog the kernel answers: it is
+ * given its peer_timeout, as before. The probe's connection is closed at once; the peer's
+ * provider, which reads a connection request header from it, logs that it could not and drops
+ * it. At most one probe a second per such queue pair, from the keeper, never with the queue
+ * pair's lock held.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -31,14 +31,16 @@
 #include "fab_internal.h"
 
 /* A killed peer is seen within 2 s (PeerFaultTest): this side's first send to it, at worst a
- * keepalive a second after its last send and a keeper round late, is refused by 1.25 s, and
- * the probe comes REFUSED_NS and a keeper round later, by 1.75 s (the peer's last keepalive
- * is SILENT_NS old by then). These times only pace the probe: a live peer is never failed by
- * them, its listening socket accepts the connect. */
-#define REFUSED_NS     250000000ull
-#define SILENT_NS      1250000000ull
-#define PROBE_EVERY_NS 1000000000ull
-#define PROBE_MS       200
+ * keepalive FAB_KEEPALIVE_MAX_NS after its last send and a keeper round late, is refused by
+ * 1.25 s, and the probe comes REFUSED_NS and a keeper round later, by 1.75 s (the peer's last
+ * keepalive is SILENT_NS old by then: a live peer's comes a keepalive and a round apart at
+ * most). These times only pace the probe: a live peer is never failed by them, its listening
+ * socket accepts the connect. */
+#define KEEPER_ROUND_NS ((uint64_t)FAB_KEEPER_PERIOD_MS * 1000000u)
+#define REFUSED_NS      KEEPER_ROUND_NS
+#define SILENT_NS       (FAB_KEEPALIVE_MAX_NS + KEEPER_ROUND_NS)
+#define PROBE_EVERY_NS  1000000000ull
+#define PROBE_MS        200
 
 /* 1 when a TCP connect to the socket address addr (len bytes) is refused; 0 otherwise. */
 static int refuses(const uint8_t *addr, size_t len)
@@ -66,11 +68,10 @@ static int refuses(const uint8_t *addr, size_t len)
 
 void fab_probe_locked(struct fab_qp *qp, uint64_t now_ns)
 {
-    /* signed, as fab_timers_locked compares: a stamp taken after now_ns is "just now" */
     if (!qp->hca->tcp_core || (qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || !qp->refused_ns
-        || (int64_t)(now_ns - qp->refused_ns) < (int64_t)REFUSED_NS
-        || (int64_t)(now_ns - qp->heard_ns) < (int64_t)SILENT_NS
-        || (int64_t)(now_ns - qp->probed_ns) < (int64_t)PROBE_EVERY_NS)
+        || fab_ns_since(now_ns, qp->refused_ns) < (int64_t)REFUSED_NS
+        || fab_ns_since(now_ns, qp->heard_ns) < (int64_t)SILENT_NS
+        || fab_ns_since(now_ns, qp->probed_ns) < (int64_t)PROBE_EVERY_NS)
         return;
     qp->probed_ns = now_ns;
     uint8_t addr[EVAPI_QP_ADDRESS_MAX];

@@ -403,13 +403,13 @@ void fab_timers_locked(struct fab_qp *qp, uint64_t now_ns)
     if ((qp->state != VAPI_RTR && qp->state != VAPI_RTS) || qp->peer_left || peer_ended(qp, 1))
         return;
     uint64_t timeout = (uint64_t)qp->hca->config.peer_timeout_ms * 1000000u;
-    uint64_t keepalive = timeout / 4 < 1000000000u ? timeout / 4 : 1000000000u;
-    if ((int64_t)(now_ns - qp->heard_ns) > (int64_t)timeout) {
+    uint64_t keepalive = timeout / 4 < FAB_KEEPALIVE_MAX_NS ? timeout / 4 : FAB_KEEPALIVE_MAX_NS;
+    if (fab_ns_since(now_ns, qp->heard_ns) > (int64_t)timeout) {
         fab_qp_fail_locked(qp, VAPI_REM_ABORT_ERR, "the peer sent nothing, not even a keepalive, for %u ms: it "
                            "died, hangs or cannot be reached", qp->hca->config.peer_timeout_ms);
         qp->peer_silent = 1;
         fab_reap_dead_peer(qp);
-    } else if ((int64_t)(now_ns - qp->told_ns) >= (int64_t)keepalive) {
+    } else if (fab_ns_since(now_ns, qp->told_ns) >= (int64_t)keepalive) {
         qp->credit_due = 1;
         fab_pump_locked(qp);
     }
