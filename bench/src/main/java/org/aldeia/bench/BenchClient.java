@@ -57,6 +57,7 @@ final class BenchClient {
 
     /** Runs every measurement, reporting each as soon as it is done, then ends the session. */
     void run(List<Integer> sizes, Consumer<Measurement> report) throws IOException {
+        sweep(sizes);
         for (int size : sizes) {
             pingPong(size, report);
         }
@@ -81,6 +82,37 @@ final class BenchClient {
         byte[] end = new byte[HEADER_BYTES];
         link.send(end, BenchProtocol.END, 0);
         link.flush();
+    }
+
+    /**
+     * Runs, untimed, turns of minIterations round trips of every size and a burst of
+     * minIterations writes of every stream size, for {@code pacing.sweepSeconds()} (whole turns,
+     * at least one; none when it is 0). A cell's own
+     * warm-up is too short for the JIT when a core runs a JVM alone (pinned): the first cell of
+     * a new size deoptimizes code compiled for the sizes before it, and the C2 compiler thread
+     * then takes the core from the round trips for a time slice (about 1 ms) again and again.
+     * A ping-pong of 64 KiB after 20 000 of 10 KiB (Aldeia over DECK tcp, pinned, 2026-11-29)
+     * had 40-60 of each of its first 6000 round trips above 1 ms, against 0-3 per 1000 after
+     * that and with C1 alone. Sweeping all sizes first lets the compiled code cover them all.
+     */
+    private void sweep(List<Integer> sizes) throws IOException {
+        if (pacing.sweepSeconds() <= 0) {
+            return;
+        }
+        List<byte[][]> frames = sizes.stream().map(BenchClient::alternatingFrames).toList();
+        byte[] echo = new byte[HEADER_BYTES + Collections.max(sizes)];
+        List<byte[]> chunks = STREAM_CHUNKS.stream().map(bytes -> new byte[HEADER_BYTES + bytes]).toList();
+        long end = System.nanoTime() + (long) (pacing.sweepSeconds() * 1e9);
+        do {
+            for (int i = 0; i < sizes.size(); i++) {
+                for (int k = 0; k < pacing.minIterations(); k++) {
+                    roundTrip(frames.get(i)[k & 1], echo, sizes.get(i));
+                }
+            }
+            for (int i = 0; i < chunks.size(); i++) {
+                streamBurst(chunks.get(i), STREAM_CHUNKS.get(i), pacing.minIterations());
+            }
+        } while (System.nanoTime() < end);
     }
 
     /**

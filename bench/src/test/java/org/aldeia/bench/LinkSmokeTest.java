@@ -29,7 +29,7 @@ class LinkSmokeTest {
      * Three timed round trips per size, 3-chunk streams, 2 + 5 + 1 + 5 set-up connections, 4 + 9
      * application calls, 2 + 6 RMI calls, warm-up as short as possible.
      */
-    private static final Pacing TINY = new Pacing(0, 0, 3, 3, 0, 2, 5, 8, 4, 9, 2, 6, 100);
+    private static final Pacing TINY = new Pacing(0, 0, 0, 3, 3, 0, 2, 5, 8, 4, 9, 2, 6, 100);
     private static final List<Integer> SIZES = List.of(1, 1024, 70_000, BenchClient.LARGEST_SIZE);
 
     private final ExecutorService serverThread = Executors.newSingleThreadExecutor();
@@ -83,11 +83,23 @@ class LinkSmokeTest {
     }
 
     @Test
+    void theSweepRunsWholeTurnsOfEverySizeBeforeTheCells() throws Exception {
+        // A sweep of a nanosecond: one turn, which the first time check ends.
+        Pacing sweeping = new Pacing(1e-9, 0, 0, 3, 3, 0, 2, 5, 8, 4, 9, 2, 6, 100);
+        List<Measurement> results = new ArrayList<>();
+        long echoed = session(Transport.JDK_UNIX, sweeping, SIZES, results);
+        // The turn's 3 round trips per size, then each cell's 3 warm-up and 3 timed ones.
+        assertEquals(9L * SIZES.size(), echoed);
+        assertEquals(SIZES, results.stream().filter(m -> m.metric() == Metric.LATENCY).map(Measurement::sizeBytes)
+                .toList());
+    }
+
+    @Test
     void aSetUpWhoseUntimedConnectionsWouldOutlastTheBudgetSkipsTheSteadyBlockAndTheSessionStillEnds()
             throws Exception {
         // 130 untimed connections (connection 128's byte is 0, not the last connection's 0x80),
         // 5 timed, then 50 untimed before the steady block, against a budget of a microsecond
-        Pacing tight = new Pacing(0, 0, 3, 3, 0, 130, 5, 185, 4, 9, 2, 6, 1e-6);
+        Pacing tight = new Pacing(0, 0, 0, 3, 3, 0, 130, 5, 185, 4, 9, 2, 6, 1e-6);
         List<Measurement> results = new ArrayList<>();
         assertEquals(6L, session(Transport.JDK_LOOPBACK, tight, List.of(1), results),
                 "the server served the whole session and ended");

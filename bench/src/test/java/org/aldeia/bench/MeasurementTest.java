@@ -70,7 +70,7 @@ class MeasurementTest {
 
     @Test
     void pacingFillsTheTargetWithinItsBounds() {
-        Pacing pacing = new Pacing(0.1, 1.0, 10, 1000, 2.0, 1, 10, 11, 1, 10, 1, 10, 100);
+        Pacing pacing = new Pacing(0, 0.1, 1.0, 10, 1000, 2.0, 1, 10, 11, 1, 10, 1, 10, 100);
         assertEquals(100, pacing.count(1.0, 10_000_000));   // 10 ms per round trip
         assertEquals(10, pacing.count(1.0, 900_000_000));   // slower than the target: the minimum
         assertEquals(1000, pacing.count(1.0, 10));          // faster: the maximum
@@ -78,7 +78,7 @@ class MeasurementTest {
 
     @Test
     void theSteadySetUpBlockCannotOverlapTheFirst() {
-        assertThrows(IllegalArgumentException.class, () -> new Pacing(0.1, 1.0, 10, 1000, 2.0, 5, 10, 14, 1, 10, 1, 10, 100));
-        assertEquals(15, new Pacing(0.1, 1.0, 10, 1000, 2.0, 5, 10, 15, 1, 10, 1, 10, 100).setupSteadyAfter());
+        assertThrows(IllegalArgumentException.class, () -> new Pacing(0, 0.1, 1.0, 10, 1000, 2.0, 5, 10, 14, 1, 10, 1, 10, 100));
+        assertEquals(15, new Pacing(0, 0.1, 1.0, 10, 1000, 2.0, 5, 10, 15, 1, 10, 1, 10, 100).setupSteadyAfter());
     }
 }
