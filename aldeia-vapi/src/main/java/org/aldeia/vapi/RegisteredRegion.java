@@ -21,14 +21,29 @@ final class RegisteredRegion {
      */
     static final int NATIVE_COPY_FROM = 16 * 1024;
 
-    private final Memory memory;
+    /**
+     * The region starts on a cache line. malloc gives a large block 16 bytes past a page
+     * boundary, and every copy into or out of the region (the writer's, the kernel's send, the
+     * reader's) then runs misaligned against its page-aligned other side: a 64 KiB memcpy took
+     * 0.85 us from such a source against 0.62 us from a 64-byte aligned one (C, this machine).
+     * A ping-pong of 64 KiB + 8 B writes over DECK tcp, pinned, 6 alternating runs each
+     * (2026-11-29, a slow phase of this machine): 25.1-27.8 us one-way aligned, 38.0-49.4 us
+     * not, the JDK's 23.5-30.1 us.
+     */
+    static final int ALIGN = 64;
+
+    private final Memory memory;     // owns the allocation, ALIGN - 1 bytes more than the region
+    private final Pointer base;      // the region: memory's first ALIGN boundary
+    private final int size;
     private final ByteBuffer view;
     private final long mr;
     private final int lkey;
 
-    private RegisteredRegion(Memory memory, long mr, int lkey) {
+    private RegisteredRegion(Memory memory, Pointer base, int size, long mr, int lkey) {
         this.memory = memory;
-        this.view = memory.getByteBuffer(0, memory.size());
+        this.base = base;
+        this.size = size;
+        this.view = base.getByteBuffer(0, size);
         this.mr = mr;
         this.lkey = lkey;
     }
@@ -36,7 +51,7 @@ final class RegisteredRegion {
     /** Copies b[off, off + n) to the region at {@code at}; the caller checked the bounds. */
     void put(int at, byte[] b, int off, int n) {
         if (n >= NATIVE_COPY_FROM) {
-            memory.write(at, b, off, n);
+            base.write(at, b, off, n);
         } else {
             view.put(at, b, off, n);
         }
@@ -45,27 +60,30 @@ final class RegisteredRegion {
     /** Copies the region's n bytes at {@code at} to b[off, off + n); the caller checked the bounds. */
     void get(int at, byte[] b, int off, int n) {
         if (n >= NATIVE_COPY_FROM) {
-            memory.read(at, b, off, n);
+            base.read(at, b, off, n);
         } else {
             view.get(at, b, off, n);
         }
     }
 
     static RegisteredRegion register(Vapi vapi, long hca, long pd, int size) throws IOException {
-        Memory memory = new Memory(size);
+        Memory memory = new Memory(size + ALIGN - 1L);
+        long allocated = Pointer.nativeValue(memory);
+        long start = (allocated + ALIGN - 1) & -ALIGN;
+        Pointer base = memory.share(start - allocated, size);
         long[] mr = new long[1];
         int[] lkey = new int[1];
-        int ret = vapi.VAPI_register_mr(hca, pd, Pointer.nativeValue(memory), size, mr, lkey);
+        int ret = vapi.VAPI_register_mr(hca, pd, start, size, mr, lkey);
         if (ret != VapiConstants.VAPI_OK) {
             VapiException e = VapiException.of(vapi, "VAPI_register_mr", ret);
             memory.close();
             throw e;
         }
-        return new RegisteredRegion(memory, mr[0], lkey[0]);
+        return new RegisteredRegion(memory, base, size, mr[0], lkey[0]);
     }
 
     long address() {
-        return Pointer.nativeValue(memory);
+        return Pointer.nativeValue(base);
     }
 
     int lkey() {
@@ -73,7 +91,7 @@ final class RegisteredRegion {
     }
 
     int size() {
-        return (int) memory.size();
+        return size;
     }
 
     /** madvise(2): the kernel may take the pages; they read as zeros when next touched. */
@@ -93,7 +111,7 @@ final class RegisteredRegion {
      */
     void discardBeyond(long keep) {
         long start = (address() + keep + PAGE - 1) & -PAGE;
-        long end = (address() + memory.size()) & -PAGE;
+        long end = (address() + size) & -PAGE;
         if (end > start) {
             Libc.INSTANCE.madvise(new Pointer(start), end - start, Libc.MADV_DONTNEED);
         }

@@ -1,6 +1,11 @@
 package org.aldeia.vapi;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.mockito.ArgumentMatchers.any;
+import static org.mockito.ArgumentMatchers.eq;
+import static org.mockito.Mockito.spy;
+import static org.mockito.Mockito.verify;
 
 import com.sun.jna.Pointer;
 import java.nio.ByteBuffer;
@@ -34,6 +39,21 @@ class RegisteredRegionTest {
     /** The region's memory seen through a direct buffer of its own, a path put and get do not share. */
     private ByteBuffer view() {
         return new Pointer(region.address()).getByteBuffer(0, SIZE);
+    }
+
+    /** malloc puts a large block 16 bytes past a page boundary: the region must not start there. */
+    @ParameterizedTest
+    @ValueSource(ints = {1, 100, 65536, 1 << 20})
+    void theRegionStartsOnACacheLineAndIsTheMemoryRegistered(int size) throws Exception {
+        Vapi recording = spy(new FakeVapi());
+        RegisteredRegion sized = RegisteredRegion.register(recording, 1, 1, size);
+        try {
+            assertEquals(0, sized.address() % RegisteredRegion.ALIGN, "address " + Long.toHexString(sized.address()));
+            verify(recording).VAPI_register_mr(eq(1L), eq(1L), eq(sized.address()), eq((long) size), any(), any());
+            assertEquals(size, sized.size());
+        } finally {
+            sized.release(recording, 1);
+        }
     }
 
     @ParameterizedTest
