@@ -26,11 +26,10 @@
  * they lie, and skips a connection whose reader holds the lock (the reader wakes it when done).
  * A frame whose bytes are still coming it leaves in the buffer and polls until the rest is in
  * the socket (SO_RCVLOWAT), so a 64 KiB message wakes it once (a longer one, as its parts
- * come: await_rest). (It asked FIONREAD first and
- * then read each frame's header and payload: three system calls a frame where one does, and a
- * system call costs about 1 us on this machine's virtual CPUs.) The mark is the holder's
- * alone, set before each of its polls: a reader puts it back to 1 before it reads
- * (tcp_wait_lowat_clear). What
+ * come: await_rest). (It asked FIONREAD first and then read each frame's header and payload:
+ * three system calls a frame where one does, and a system call costs about 1 us on this
+ * machine's virtual CPUs.) The mark is the holder's alone, set before each of its polls: a
+ * reader puts it back to 1 before it reads (tcp_wait_lowat_clear). What
  * wakes the holder's poll besides its connections is wake_fd: a delivery to the mailbox it
  * waits for by another thread (a TLS connection's reader, a post to this process), its
  * destroy, its watched peer's end. A wait lasts at most DECK_TCP_WAIT_SLICE_MS (100), after
@@ -71,8 +70,8 @@
  * times a second in an idle JVM, whose engine thread holds the role in 100 ms waits. */
 #define KEPT_WAIT_MS  10
 
-/* The most bytes the holder's poll waits for at once (SO_RCVLOWAT): a 64 KiB block and the
- * heads of its DECK and MicroVAPI messages (await_rest). */
+/* The highest mark (SO_RCVLOWAT) the holder's poll waits for: a 64 KiB block and the heads of
+ * its DECK and MicroVAPI messages. A frame lacking more is read as it comes (await_rest). */
 #define MARK_MAX      (64 * 1024 + 1024)
 
 /* A thread whose polls missed SPIN_MISSES times more than they found something polls on one

@@ -87,13 +87,13 @@ final class BenchClient {
     /**
      * Runs, untimed, turns of minIterations round trips of every size and a burst of
      * minIterations writes of every stream size, for {@code pacing.sweepSeconds()} (whole turns,
-     * at least one; none when it is 0). A cell's own
-     * warm-up is too short for the JIT when a core runs a JVM alone (pinned): the first cell of
-     * a new size deoptimizes code compiled for the sizes before it, and the C2 compiler thread
-     * then takes the core from the round trips for a time slice (about 1 ms) again and again.
-     * A ping-pong of 64 KiB after 20 000 of 10 KiB (Aldeia over DECK tcp, pinned, 2026-11-29)
-     * had 40-60 of each of its first 6000 round trips above 1 ms, against 0-3 per 1000 after
-     * that and with C1 alone. Sweeping all sizes first lets the compiled code cover them all.
+     * at least one; none when it is 0). A cell's own warm-up is too short for the JIT when a
+     * core runs a JVM alone (pinned): the first cell of a new size deoptimizes code compiled for
+     * the sizes before it, and the C2 compiler thread then takes the core from the round trips
+     * for a time slice (about 1 ms) again and again. A ping-pong of 64 KiB after 20 000 of
+     * 10 KiB (Aldeia over DECK tcp, pinned, 2026-11-29) had 6-60 round trips above 1 ms in each
+     * thousand of its first 6000, 0-3 per thousand after them, and at most 10 with C1 alone.
+     * Sweeping all sizes first lets the compiled code cover them all.
      */
     private void sweep(List<Integer> sizes) throws IOException {
         if (pacing.sweepSeconds() <= 0) {
