@@ -1,11 +1,11 @@
 /*
  * The keeper: one thread per HCA that wakes every FAB_KEEPER_PERIOD_MS and, for each of its
  * queue pairs, reads the libfabric CQ and runs the timers (fab_timers_locked: keepalive due,
- * peer silent too long). Application threads progress a queue pair whenever they call in; the keeper is
- * what runs when none does, so that an idle socket still answers its peer's keepalives and
- * still notices its peer's death, as TCP's does without the application. Four wake-ups a
- * second per JVM, each a few calls per queue pair; one a millisecond while a silent reader's
- * window fills (fab_spill.c says why).
+ * peer silent too long). Application threads progress a queue pair whenever they call in; the
+ * keeper is what runs when none does, so that an idle socket still answers its peer's
+ * keepalives and still notices its peer's death, as TCP's does without the application. Four
+ * wake-ups a second per JVM, each a few calls per queue pair; one a millisecond while a silent
+ * reader's window fills (fab_spill.c says why).
  */
 #include <errno.h>
 #include <stdlib.h>
