@@ -74,10 +74,12 @@ typedef struct {            /* 24 bytes */
     uint32_t       max_recv_wr;
 } VAPI_qp_init_attr_t;
 
-typedef struct {            /* 12 bytes */
+typedef struct {            /* 16 bytes */
     uint32_t qp_num;        /* information 2 */
     uint32_t max_send_wr;
     uint32_t max_recv_wr;
+    uint32_t window;        /* bytes the peer may send before this QP says more (MicroVAPI's
+                             * receive window); 0: the library has no such window to tell */
 } VAPI_qp_prop_t;
 
 typedef struct {            /* 24 bytes */
@@ -87,7 +89,9 @@ typedef struct {            /* 24 bytes */
     uint32_t path_mtu;      /* bytes */
     uint8_t  sl;            /* service level 0..15 */
     uint8_t  port;
-    uint8_t  reserved[6];
+    uint8_t  reserved[2];
+    uint32_t dest_window;   /* the peer's prop.window, carried by the bootstrap as the PSNs of
+                             * an InfiniBand connection are; 0: unknown (see VAPI_modify_qp) */
 } VAPI_qp_attr_t;
 
 typedef struct {            /* 32 bytes; used for send and receive requests alike */
@@ -130,7 +134,11 @@ VAPI_ret_t VAPI_destroy_cq(VAPI_hca_hndl_t hca, VAPI_cq_hndl_t cq);
 VAPI_ret_t VAPI_create_qp(VAPI_hca_hndl_t hca, const VAPI_qp_init_attr_t *attr,
                           VAPI_qp_hndl_t *qp, VAPI_qp_prop_t *prop);
 /* To RTR/RTS: connects. libaldeiafabric on shm refuses (VAPI_EGEN) a peer whose endpoint
- * closed before this queue pair connected to it. */
+ * closed before this queue pair connected to it. MicroVAPI: with dest_window 0 the queue pair
+ * tells the peer its window in a message of its own, which wakes the peer's engine; with the
+ * peer's window given, it sends nothing and takes it that the peer was given this queue pair's
+ * window too (both sides give it, or neither, as both sides of an InfiniBand connection give
+ * the other's packet sequence numbers). libaldeiafabric ignores dest_window. */
 VAPI_ret_t VAPI_modify_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, const VAPI_qp_attr_t *attr);
 /* Outstanding requests complete with VAPI_WR_FLUSH_ERR; waiting pollers wake up.
  * libaldeiafabric tells the peer (a goodbye message), whose queue pair then fails at once once

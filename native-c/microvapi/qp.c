@@ -199,7 +199,7 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
         return ret;
     }
     *prop = (VAPI_qp_prop_t){ .qp_num = obj->qp_num, .max_send_wr = attr->max_send_wr,
-                              .max_recv_wr = attr->max_recv_wr };
+                              .max_recv_wr = attr->max_recv_wr, .window = obj->window };
     return VAPI_OK;
 }
 
@@ -311,8 +311,10 @@ VAPI_ret_t EVAPI_query_qp_post_bytes(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp, uin
 
 /* ---- connection -------------------------------------------------------------------------- */
 
-/* Names the peer (its process's mailbox, looked up at that process alone) and tells it the
- * window, so it may send beyond MV_WINDOW_INITIAL at once. */
+/* Names the peer (its process's mailbox, looked up at that process alone); both windows open
+ * beyond MV_WINDOW_INITIAL at once. Given the peer's window (attr->dest_window), the bootstrap
+ * carried each side's to the other and nothing is sent: a message here would wake the peer's
+ * engine on every connection. Otherwise the peer is told ours in a credit message. */
 static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_attr_t *attr)
 {
     struct mv_peer *peer;
@@ -320,6 +322,12 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     if (ret != VAPI_OK)
         return ret;
     qp->message_bytes = mv_engine_peer_message_bytes(peer);   /* no send before the state moves */
+    if (attr->dest_window) {
+        pthread_mutex_lock(&qp->sq.lock);   /* where an early credit (take_credit) goes too */
+        if ((int32_t)(attr->dest_window - qp->send_edge) > 0)
+            qp->send_edge = attr->dest_window;
+        pthread_mutex_unlock(&qp->sq.lock);
+    }
     if (mv_engine_connect_qp(qp, attr->dest_id, attr->dest_qp_num, peer)) {
         mv_engine_peer_put(peer);
         return vapi_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);
@@ -327,6 +335,8 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
     pthread_mutex_lock(&qp->rq.lock);
     qp->advertised = qp->window;
     pthread_mutex_unlock(&qp->rq.lock);
+    if (attr->dest_window)
+        return VAPI_OK;
     int rc = mv_engine_post_control(peer, MV_WIRE_CREDIT, attr->dest_qp_num, qp->qp_num, qp->window);
     if (rc != DECK_OK)
         return vapi_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",

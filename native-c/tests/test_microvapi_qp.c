@@ -687,6 +687,73 @@ static int wire_format_node(int id, int n, void *arg)
     return 0;
 }
 
+/* A connect given the peer's window (dest_window, as Aldeia's bootstrap carries it) sends no
+ * credit message, which would wake the peer's engine on every connection, and may send up to
+ * that window at once: node 1 plays the peer with a bare mailbox that never answers, and node 0's
+ * three lists (about 150 KiB, beyond MicroVAPI's initial 64 KiB) complete all the same. The
+ * first message node 1 gets is data, carrying node 0's window. */
+#define GIVEN_LISTS  3
+#define GIVEN_WINDOW (256u * 1024u)
+
+static int window_given_node(int id, int n, void *arg)
+{
+    (void)n; (void)arg;
+    if (id == 0) {
+        struct conn c;
+        open_conn(&c, 0, 0);
+        CHECK(c.prop.window == MV_WINDOW_DEFAULT);
+        VAPI_qp_attr_t attr = { .qp_state = VAPI_RTS, .dest_qp_num = 4242, .dest_id = 1,
+                                .dest_window = GIVEN_WINDOW };
+        VOK(VAPI_modify_qp(c.hca, c.qp, &attr));
+        uint8_t *region = malloc((size_t)GIVEN_LISTS * BIG_LIST * MTU);
+        CHECK(region != NULL);
+        CHECK_OK(deck_barrier());   /* node 1's mailbox exists */
+        for (int l = 0; l < GIVEN_LISTS; l++)
+            send_blocks(&c, region, 5, l * BIG_LIST, BIG_LIST);
+        send_signalled(&c, 99, "", 0);
+        expect_completion(&c, c.scq, 99, VAPI_SUCCESS, 0);
+        CHECK_OK(deck_barrier());   /* node 1 has read everything */
+        close_qp(&c);
+        close_rest(&c);
+        free(region);
+        return 0;
+    }
+    deck_mbox_t raw;
+    CHECK_OK(deck_mbox_create(&raw, "mv-1"));
+    CHECK_OK(deck_barrier());
+    deck_msg_t msg;
+    CHECK_OK(deck_msg_create(&msg, 1u << 20));
+    struct mv_head head;
+    int k = 0, first = 1;
+    while (k <= GIVEN_LISTS * BIG_LIST) {   /* the last record is the empty end marker */
+        CHECK_OK(deck_msg_clear(&msg));
+        CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));
+        CHECK(msg.len >= sizeof head && msg.src == 0);
+        memcpy(&head, msg.buf, sizeof head);
+        if (first)
+            CHECK(head.kind == 1 && head.credit == MV_WINDOW_DEFAULT);   /* data, not a credit */
+        first = 0;
+        CHECK(head.dest_qp == 4242 && head.kind == 1);
+        for (unsigned long off = sizeof head; off < msg.len; k++) {
+            int32_t len;
+            CHECK(msg.len - off >= sizeof len);
+            memcpy(&len, msg.buf + off, sizeof len);
+            off += sizeof len;
+            CHECK(len >= 0 && (unsigned long)len <= msg.len - off);
+            if (k < GIVEN_LISTS * BIG_LIST)
+                check_block(5, k, (const uint8_t *)msg.buf + off, (uint32_t)len);
+            else
+                CHECK(len == 0);
+            off += (unsigned long)len;
+        }
+    }
+    CHECK(deck_mbox_retrv_timed(&raw, &msg, 0) == DECK_ETIMEDOUT);
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_msg_destroy(&msg));
+    CHECK_OK(deck_mbox_destroy(&raw));
+    return 0;
+}
+
 /* With 64 KiB blocks (Aldeia's default mtu) a list of a full block and a tail of up to 512 B,
  * a write of 64 KiB behind a program's frame header, travels as one DECK message (one system
  * call over tcp); over sci a longer tail goes in a message of its own. Over tcp a message
@@ -1085,6 +1152,8 @@ int main(void)
     failed += util_run_test("microvapi: destroy while the reader retrieves", 1,
                             destroy_under_poller_node, NULL);
     failed += util_run_test("microvapi: coalesced wire format", 2, wire_format_node, NULL);
+    failed += util_run_test("microvapi: a connect given the peer's window sends nothing and opens it",
+                            2, window_given_node, NULL);
     failed += util_run_test_on("sci", "microvapi: a 64 KiB block and a short tail in one message", 2,
                                coalescing_node, (void *)&over_sci);
     failed += util_run_test_on("tcp", "microvapi: over tcp, four 64 KiB blocks in one message", 2,

@@ -71,8 +71,11 @@ final class BootstrapProtocol {
 
     /** "ALDE". */
     static final int MAGIC = 0x414C4445;
-    /** 5: a HELLO names its route (4: one route per process; 3: every client answered a challenge). */
-    static final int VERSION = 5;
+    /**
+     * 6: a VAPI endpoint's information carries its receive window (5: a HELLO names its route;
+     * 4: one route per process; 3: every client answered a challenge).
+     */
+    static final int VERSION = 6;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;

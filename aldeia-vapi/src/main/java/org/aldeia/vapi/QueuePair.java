@@ -37,6 +37,7 @@ final class QueuePair {
     private CompletionRing receiveCqRing;
     private long qp;
     private int qpNum;
+    private int window;
     private byte[] address;
     private boolean hasSendCq;
     private boolean hasReceiveCq;
@@ -102,6 +103,7 @@ final class QueuePair {
             qp = handle[0];
             hasQp = true;
             qpNum = VapiStructs.QpProp.qpNum(prop);
+            window = VapiStructs.QpProp.window(prop);
             address = queryAddress();
         }
     }
@@ -135,10 +137,25 @@ final class QueuePair {
                 vapi.EVAPI_set_qp_dest_address(hca, qp, address, address.length));
     }
 
-    /** Moves the queue pair to RTS towards the peer (thesis 4.4.2 step 4). */
-    void connect(int destId, int destQpNum, int pathMtu, int serviceLevel, int port) throws VapiException {
+    /**
+     * The receive window the library gave the queue pair (MicroVAPI: bytes the peer may send
+     * before it hears more), for the peer's {@link #connect}; 0 when the library has none to tell.
+     */
+    int window() {
+        return window;
+    }
+
+    /**
+     * Moves the queue pair to RTS towards the peer (thesis 4.4.2 step 4).
+     *
+     * @param destWindow the peer's {@link #window}, from its connection information: given on
+     *     both sides, the library sends nothing to connect (vapi.h, VAPI_qp_attr_t)
+     */
+    void connect(int destId, int destQpNum, int pathMtu, int serviceLevel, int port, int destWindow)
+            throws VapiException {
         try (Memory attr = new Memory(VapiStructs.QpAttr.SIZE)) {
-            VapiStructs.QpAttr.write(attr, VapiConstants.VAPI_RTS, destQpNum, destId, pathMtu, serviceLevel, port);
+            VapiStructs.QpAttr.write(attr, VapiConstants.VAPI_RTS, destQpNum, destId, pathMtu, serviceLevel, port,
+                    destWindow);
             VapiException.check(vapi, "VAPI_modify_qp", vapi.VAPI_modify_qp(hca, qp, attr));
         }
     }

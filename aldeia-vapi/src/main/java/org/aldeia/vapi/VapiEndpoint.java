@@ -40,7 +40,7 @@ public final class VapiEndpoint implements Endpoint {
     }
 
     private byte[] info(byte[] extra) {
-        return new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), pair.address(), extra).encode();
+        return new ConnectionInfo(localId, pair.qpNum(), pair.mtu(), pair.window(), pair.address(), extra).encode();
     }
 
     /**
@@ -62,7 +62,7 @@ public final class VapiEndpoint implements Endpoint {
             if (destination.length > 0) {
                 pair.setDestAddress(destination);
             }
-            pair.connect(remote.id(), remote.qpNum(), pathMtu, serviceLevel, port);
+            pair.connect(remote.id(), remote.qpNum(), pathMtu, serviceLevel, port, remote.window());
             QueuePairChannel channel = QueuePairChannel.open(pair, pathMtu);
             done = true;
             LOG.debug("socket {}: qp {} connected to id {} qp {} ({}), path mtu {}", socketId,

@@ -65,18 +65,24 @@ public final class VapiStructs {
         }
     }
 
-    /** {@code VAPI_qp_prop_t}, 12 bytes. */
+    /** {@code VAPI_qp_prop_t}, 16 bytes. */
     public static final class QpProp {
-        public static final int SIZE = 12;
+        public static final int SIZE = 16;
         public static final int QP_NUM = 0;
         public static final int MAX_SEND_WR = 4;
         public static final int MAX_RECV_WR = 8;
+        public static final int WINDOW = 12;
 
         private QpProp() {
         }
 
         public static int qpNum(Pointer p) {
             return p.getInt(QP_NUM);
+        }
+
+        /** The receive window the peer is told in the connection information; 0: none. */
+        public static int window(Pointer p) {
+            return p.getInt(WINDOW);
         }
     }
 
@@ -88,14 +94,15 @@ public final class VapiStructs {
         public static final int DEST_ID = 8;
         public static final int PATH_MTU = 12;
         public static final int SL = 16;    // uint8_t
-        public static final int PORT = 17;  // uint8_t, then 6 reserved bytes
+        public static final int PORT = 17;  // uint8_t, then 2 reserved bytes
+        public static final int DEST_WINDOW = 20;
 
         private QpAttr() {
         }
 
         /** Writes every field, zeroing the reserved bytes. */
         public static void write(Pointer p, int qpState, int destQpNum, int destId, int pathMtu,
-                int serviceLevel, int port) {
+                int serviceLevel, int port, int destWindow) {
             p.setMemory(0, SIZE, (byte) 0);
             p.setInt(QP_STATE, qpState);
             p.setInt(DEST_QP_NUM, destQpNum);
@@ -103,6 +110,7 @@ public final class VapiStructs {
             p.setInt(PATH_MTU, pathMtu);
             p.setByte(SL, (byte) serviceLevel);
             p.setByte(PORT, (byte) port);
+            p.setInt(DEST_WINDOW, destWindow);
         }
     }
 

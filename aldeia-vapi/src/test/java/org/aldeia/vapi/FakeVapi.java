@@ -62,6 +62,7 @@ final class FakeVapi implements Vapi {
     final List<Posted> posted = new ArrayList<>();
     final List<Integer> modifiedPathMtu = new ArrayList<>();
     final List<Integer> modifiedDestId = new ArrayList<>();
+    final List<Integer> modifiedDestWindow = new ArrayList<>();
 
     @Override
     public String VAPI_strerror(int ret) {
@@ -124,7 +125,13 @@ final class FakeVapi implements Vapi {
         qps.put(qp[0], q);
         byNum.put(q.num, q);
         prop.setInt(VapiStructs.QpProp.QP_NUM, q.num);
+        prop.setInt(VapiStructs.QpProp.WINDOW, windowOf(q.num));
         return VAPI_OK;
+    }
+
+    /** The receive window the queue pair numbered {@code qpNum} was created with. */
+    static int windowOf(int qpNum) {
+        return 0x10000 + qpNum;
     }
 
     /** The address of the queue pair numbered {@code qpNum} when {@link #addresses} is on. */
@@ -181,6 +188,7 @@ final class FakeVapi implements Vapi {
         q.peer = byNum.get(attr.getInt(VapiStructs.QpAttr.DEST_QP_NUM));
         modifiedPathMtu.add(attr.getInt(VapiStructs.QpAttr.PATH_MTU));
         modifiedDestId.add(attr.getInt(VapiStructs.QpAttr.DEST_ID));
+        modifiedDestWindow.add(attr.getInt(VapiStructs.QpAttr.DEST_WINDOW));
         return q.peer == null ? VAPI_EINVAL_PARAM : VAPI_OK;
     }
 

@@ -91,11 +91,12 @@ class VapiEndpointTest {
         ConnectionInfo info = ConnectionInfo.parse(a.localInfo());
         assertEquals(4242, info.id());
         assertEquals(1024, info.mtu());
+        assertEquals(FakeVapi.windowOf(info.qpNum()), info.window(), "the window the library gave the queue pair");
         assertArrayEquals(new byte[] {9, 8, 7}, info.extra());
         assertTrue(info.qpNum() != ConnectionInfo.parse(b.localInfo()).qpNum());
 
         // the peer announces a smaller MTU: the path MTU is the smaller one
-        byte[] remote = new ConnectionInfo(555, ConnectionInfo.parse(b.localInfo()).qpNum(), 512,
+        byte[] remote = new ConnectionInfo(555, ConnectionInfo.parse(b.localInfo()).qpNum(), 512, 777_777,
                 new byte[] {1, 2}).encode();
         InetAddress peer = InetAddress.getLoopbackAddress();
         Channel channel = a.connect(remote, peer, Fixtures.KEY);
@@ -105,6 +106,7 @@ class VapiEndpointTest {
         assertSame(Fixtures.KEY, introducer.key, "the introducer gets the pair's key for its data path");
         assertEquals(List.of(512), fake.modifiedPathMtu);
         assertEquals(List.of(555), fake.modifiedDestId);
+        assertEquals(List.of(777_777), fake.modifiedDestWindow, "the peer's window goes to the library");
         assertEquals(4, fake.postedReceives(info.qpNum()), "receives posted before connect returns");
         assertThrows(IOException.class, () -> a.connect(remote, peer, Fixtures.KEY), "an endpoint connects once");
         channel.close();
@@ -118,7 +120,7 @@ class VapiEndpointTest {
         VapiTransport transport = VapiTransport.open(vapi, "fake0", configuration(1024, 8192, 4),
                 introducer, () -> 4242, "fake");
         Endpoint server = transport.createEndpoint(0, SIZES);
-        byte[] client = new ConnectionInfo(555, 77, 1024, new byte[] {1, 2, 3}).encode();
+        byte[] client = new ConnectionInfo(555, 77, 1024, 0, new byte[] {1, 2, 3}).encode();
         InetAddress local = InetAddress.getLoopbackAddress();
         ConnectionInfo answer = ConnectionInfo.parse(server.localInfo(client, local));
         assertArrayEquals(new byte[] {3, 2, 1}, answer.extra(), "the answer is made for this client");
@@ -129,7 +131,7 @@ class VapiEndpointTest {
         byte[] clientIdentity = transport.identityOf(client);
         assertArrayEquals(new byte[] {0, 0, 2, 0x2b}, clientIdentity, "the client's information 1, 555");
         assertArrayEquals(new byte[] {2, 1}, transport.pairKey(clientIdentity, new byte[] {1, 2}), "the introducer's key");
-        byte[] stranger = transport.identityOf(new ConnectionInfo(556, 77, 1024, new byte[0]).encode());
+        byte[] stranger = transport.identityOf(new ConnectionInfo(556, 77, 1024, 0, new byte[0]).encode());
         IOException refused = assertThrows(IOException.class, () -> transport.pairKey(stranger, new byte[] {1, 2}));
         assertTrue(refused.getMessage().contains("VAPI peer 556"), refused.getMessage());
         assertThrows(IOException.class, () -> transport.identityOf(new byte[5]), "not connection information");
@@ -168,26 +170,29 @@ class VapiEndpointTest {
     }
 
     @Test
-    void encodingIsBigEndianIdQpMtuAddressThenExtra() throws IOException {
-        byte[] bytes = new ConnectionInfo(1, 2, 3, new byte[] {5, 6}, new byte[] {4}).encode();
-        assertArrayEquals(ByteBuffer.allocate(17).putInt(1).putInt(2).putInt(3).putShort((short) 2)
+    void encodingIsBigEndianIdQpMtuWindowAddressThenExtra() throws IOException {
+        byte[] bytes = new ConnectionInfo(1, 2, 3, -7, new byte[] {5, 6}, new byte[] {4}).encode();
+        assertArrayEquals(ByteBuffer.allocate(21).putInt(1).putInt(2).putInt(3).putInt(-7).putShort((short) 2)
                 .put(new byte[] {5, 6}).put((byte) 4).array(), bytes);
         ConnectionInfo back = ConnectionInfo.parse(bytes);
-        assertEquals(List.of(1, 2, 3), List.of(back.id(), back.qpNum(), back.mtu()));
+        assertEquals(List.of(1, 2, 3, -7), List.of(back.id(), back.qpNum(), back.mtu(), back.window()),
+                "a window is unsigned: it travels as it is");
         assertArrayEquals(new byte[] {5, 6}, back.address());
         assertArrayEquals(new byte[] {4}, back.extra());
-        assertArrayEquals(new byte[0], ConnectionInfo.parse(new ConnectionInfo(1, 2, 3, new byte[0]).encode()).address());
+        assertArrayEquals(new byte[0],
+                ConnectionInfo.parse(new ConnectionInfo(1, 2, 3, 0, new byte[0]).encode()).address());
     }
 
     @Test
     void anAddressLongerThanAllowedOrThanTheBytesIsRefusedBeforeAnythingIsCopied() {
-        byte[] tooLong = ByteBuffer.allocate(14 + 300).putInt(1).putInt(2).putInt(3).putShort((short) 300).array();
+        byte[] tooLong = ByteBuffer.allocate(18 + 300).putInt(1).putInt(2).putInt(3).putInt(4).putShort((short) 300)
+                .array();
         IOException e = assertThrows(IOException.class, () -> ConnectionInfo.parse(tooLong));
         assertTrue(e.getMessage().contains("address of 300 bytes"), e.getMessage());
-        byte[] cut = ByteBuffer.allocate(14 + 10).putInt(1).putInt(2).putInt(3).putShort((short) 20).array();
+        byte[] cut = ByteBuffer.allocate(18 + 10).putInt(1).putInt(2).putInt(3).putInt(4).putShort((short) 20).array();
         e = assertThrows(IOException.class, () -> ConnectionInfo.parse(cut));
         assertTrue(e.getMessage().contains("with 10 left"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new ConnectionInfo(1, 2, 3, new byte[257], new byte[0]));
+        assertThrows(IllegalArgumentException.class, () -> new ConnectionInfo(1, 2, 3, 0, new byte[257], new byte[0]));
     }
 
     @Test
@@ -215,7 +220,7 @@ class VapiEndpointTest {
         InetAddress peer = InetAddress.getLoopbackAddress();
         IOException shortInfo = assertThrows(IOException.class, () -> e.connect(new byte[5], peer, Fixtures.KEY));
         assertTrue(shortInfo.getMessage().contains("5 bytes"), shortInfo.getMessage());
-        byte[] badMtu = new ConnectionInfo(1, 2, -4, new byte[0]).encode();
+        byte[] badMtu = new ConnectionInfo(1, 2, -4, 0, new byte[0]).encode();
         assertThrows(IOException.class, () -> e.connect(badMtu, peer, Fixtures.KEY));
         assertThrows(IOException.class, () -> e.connect(null, peer, Fixtures.KEY));
         assertThrows(IOException.class, () -> transport.pairKey(new byte[5], new byte[32]), "not a VAPI peer's information");
