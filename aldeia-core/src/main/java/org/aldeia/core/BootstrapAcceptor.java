@@ -582,7 +582,9 @@ final class BootstrapAcceptor implements Closeable {
      * buffer takes these few bytes at once): the client gets each without waiting for this
      * thread to wake up, and the worker goes on to connect while the client connects too. A
      * message the channel did not take whole is finished by this thread, and the connect then
-     * follows on a worker ({@link #connect}).
+     * follows on a worker ({@link #connect}). An endpoint that connects without the client's help
+     * ({@link org.aldeia.core.spi.Endpoint#connectsBeforeAnswer}) connects first, and the INFO and
+     * our CONNECTED go in one write.
      */
     private void create(Arrival a) {
         a.enter(Arrival.Stage.CREATING, 0, stepNanos);
@@ -590,10 +592,13 @@ final class BootstrapAcceptor implements Closeable {
             a.socket = sockets.newSocket();
             a.sizes = a.socket.connectionSizes();
             a.out = a.server.create(a.transport, a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
+            if (a.server.connectsBeforeAnswer()) {
+                return connectNow(a, a.out);
+            }
             if (!a.writeEarly()) {
                 return Arrival.Stage.INFORMING;
             }
-            return connectNow(a);
+            return connectNow(a, null);
         };
         if (a.resumed) {
             here(a, creation);
@@ -605,19 +610,22 @@ final class BootstrapAcceptor implements Closeable {
     /** The client has our information and connects too: both connects may need each other. */
     private void connect(Arrival a) {
         a.enter(Arrival.Stage.CONNECTING, 0, stepNanos);
-        work(a, () -> connectNow(a));
+        work(a, () -> connectNow(a, null));
     }
 
     /**
      * On a worker (or this thread, {@link #here}): connects the endpoint, writes what it can of
-     * our CONNECTED and hands the socket to accept at once, as a kernel hands a TCP connection whose handshake is done: the
+     * {@code answer} (the INFO not sent yet, or null) and our CONNECTED and hands the socket to
+     * accept at once, as a kernel hands a TCP connection whose handshake is done: the
      * application's accept wakes up while the client connects its side. Until the client's
      * CONNECTED (or its first byte) the socket's sends wait ({@link UnconfirmedChannel}); the
      * client's slot goes with the socket into the queue.
      */
-    private Arrival.Stage connectNow(Arrival a) throws IOException {
+    private Arrival.Stage connectNow(Arrival a, ByteBuffer answer) throws IOException {
         a.server.connect(a.remote.getAddress());
-        a.out = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
+        ByteBuffer connected = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
+        a.out = answer == null ? connected
+                : ByteBuffer.allocate(answer.remaining() + 1).put(answer).put(connected).flip();
         a.writeEarly();
         a.unconfirmed = new UnconfirmedChannel(a.server.takeChannel(), a.name());
         a.socket.attachAccepted(a.unconfirmed, a.sizes, a.local, a.remote);

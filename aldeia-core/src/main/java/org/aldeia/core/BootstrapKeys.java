@@ -32,6 +32,24 @@ final class BootstrapKeys {
     private static final String CLIENT_TICKET = "aldeia client ticket";
     private static final String SERVER_INFO = "aldeia server info";
     private static final SecureRandom RANDOM = new SecureRandom();
+    /**
+     * One digest and one MAC per thread, reset by each use: getInstance searches the providers
+     * every time, a few microseconds on every connection's path (client and accepting side).
+     */
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK has no SHA-256", e);
+        }
+    });
+    private static final ThreadLocal<Mac> HMAC = ThreadLocal.withInitial(() -> {
+        try {
+            return Mac.getInstance("HmacSHA256");
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("the JDK has no HMAC-SHA-256", e);
+        }
+    });
 
     private BootstrapKeys() {}
 
@@ -56,14 +74,11 @@ final class BootstrapKeys {
     }
 
     private static byte[] sha256(byte[] first, byte[] second) {
-        try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update(TRANSCRIPT_LABEL);
-            sha.update(first);
-            return sha.digest(second);
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK has no SHA-256", e);
-        }
+        MessageDigest sha = SHA256.get();
+        sha.reset(); // a use that threw half-way left its bytes in
+        sha.update(TRANSCRIPT_LABEL);
+        sha.update(first);
+        return sha.digest(second);
     }
 
     static byte[] proof(byte[] key, String role, byte[] transcript) {
@@ -85,13 +100,13 @@ final class BootstrapKeys {
 
     private static byte[] mac(byte[] key, String role, byte[] transcript, byte[] more) {
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
+            Mac mac = HMAC.get(); // init() starts it afresh with this key
             mac.init(new SecretKeySpec(key, "HmacSHA256"));
             mac.update(role.getBytes(StandardCharsets.US_ASCII));
             mac.update(transcript);
             return mac.doFinal(more);
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK has no HMAC-SHA-256", e);
+            throw new IllegalStateException("a pair key HMAC-SHA-256 refuses", e);
         }
     }
 }

@@ -107,6 +107,14 @@ final class ServerBootstrap {
         return ByteBuffer.allocate(resumedReply.remaining() + message.remaining()).put(resumedReply).put(message).flip();
     }
 
+    /**
+     * After {@link #create}: whether the endpoint connects without the client's help
+     * ({@link Endpoint#connectsBeforeAnswer}).
+     */
+    boolean connectsBeforeAnswer() {
+        return endpoint.connectsBeforeAnswer();
+    }
+
     /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */
     void connect(InetAddress peer) throws IOException {
         Endpoint connecting = endpoint;

@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.memory.InMemoryTransport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -92,6 +93,38 @@ class BootstrapAcceptorTest extends InMemoryEnvironmentTest {
             }
             assertAnAldeiaClientIsAccepted(listener, acceptor);
         }
+    }
+
+    /**
+     * An endpoint that connects without the client's help (DECK over shared memory) connects
+     * before the server answers, so the client, which connects once it has the answer, connects
+     * after the server's endpoint, however slow that is.
+     */
+    @Test
+    void aServerEndpointThatConnectsAloneConnectsBeforeTheClientHasTheAnswer() throws Exception {
+        assertEquals(List.of("server connect begins", "server connect ends", "client connect"),
+                connectsWhenTheServer(true));
+    }
+
+    /** Otherwise the answer goes first, and the client connects while the server's endpoint does. */
+    @Test
+    void aServerEndpointThatMayNeedTheClientAnswersFirst() throws Exception {
+        List<String> connects = connectsWhenTheServer(false);
+        assertTrue(connects.indexOf("client connect") < connects.indexOf("server connect ends"), connects.toString());
+    }
+
+    /** The connects of one Aldeia connection whose server-side connect takes 300 ms. */
+    private List<String> connectsWhenTheServer(boolean connectsBeforeAnswer) throws Exception {
+        InMemoryTransport transport = (InMemoryTransport) environment.transport();
+        transport.answerAfterConnecting(connectsBeforeAnswer, 300);
+        try (ServerSocketChannel listener = ServerSocketChannel.open().bind(LOOPBACK, 4);
+                BootstrapAcceptor acceptor = new BootstrapAcceptor(listener, 4, "test", BootstrapAcceptor.Mode.ALDEIA,
+                        LIMITS, sockets(0))) {
+            assertAnAldeiaClientIsAccepted(listener, acceptor);
+        }
+        List<String> connects = transport.connects();
+        assertEquals(3, connects.size(), connects.toString());
+        return connects;
     }
 
     /** An Aldeia client of the test's environment connects, and accept gives its socket. */

@@ -34,6 +34,8 @@ import org.slf4j.LoggerFactory;
 final class DeckPeerIntroducer implements PeerIntroducer {
 
     private static final Logger LOG = LoggerFactory.getLogger(DeckPeerIntroducer.class);
+    /** How a contact that names a process's shared memory begins (native-c/deck/auto_transport.c). */
+    private static final String SHARED_MEMORY_CONTACT = "shm=";
 
     private final boolean staticRun;
     /** deck_listen_address; null: the address each client's bootstrap came to. */
@@ -71,6 +73,16 @@ final class DeckPeerIntroducer implements PeerIntroducer {
             contact += ",host=" + listenAddress; // not where the client's bootstrap went: say where
         }
         return contact.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * The answer names this process's shared memory: DECK reaches the client through sci, whose
+     * mailboxes this side finds in the client's segment by itself. An answer naming a tcp port
+     * waits for the client to connect to it, and a static run's connections are DECK's own.
+     */
+    @Override
+    public boolean reachesWithoutAnswer(byte[] answer) {
+        return !staticRun && new String(answer, StandardCharsets.US_ASCII).startsWith(SHARED_MEMORY_CONTACT);
     }
 
     @Override

@@ -23,6 +23,16 @@ public interface PeerIntroducer {
         return localExtra();
     }
 
+    /**
+     * Whether the server side, having answered with {@code answer} ({@link #localExtra(byte[],
+     * InetAddress)}), reaches that client without the client acting on the answer: then the
+     * server's queue pair connects before the answer goes ({@link
+     * org.aldeia.core.spi.Endpoint#connectsBeforeAnswer}). False by default.
+     */
+    default boolean reachesWithoutAnswer(byte[] answer) {
+        return false;
+    }
+
     /** This process's public key for the bootstrap ({@link PeerKeys}). */
     byte[] publicKey();
 

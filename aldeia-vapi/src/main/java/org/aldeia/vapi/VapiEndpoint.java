@@ -18,6 +18,7 @@ public final class VapiEndpoint implements Endpoint {
     private final int serviceLevel;
     private final int port;
     private boolean done; // connected (the channel owns the queue pair) or closed
+    private boolean reachesWithoutAnswer; // the server side's answer needs nothing of the client
 
     VapiEndpoint(QueuePair pair, int socketId, int localId, PeerIntroducer introducer,
             int serviceLevel, int port) {
@@ -36,7 +37,15 @@ public final class VapiEndpoint implements Endpoint {
 
     @Override
     public byte[] localInfo(byte[] remoteInfo, InetAddress localAddress) throws IOException {
-        return info(introducer.localExtra(ConnectionInfo.parse(remoteInfo).extra(), localAddress));
+        byte[] answer = introducer.localExtra(ConnectionInfo.parse(remoteInfo).extra(), localAddress);
+        reachesWithoutAnswer = introducer.reachesWithoutAnswer(answer);
+        return info(answer);
+    }
+
+    /** The library's connect needs nothing of the client when the introducer reaches it without an answer. */
+    @Override
+    public boolean connectsBeforeAnswer() {
+        return reachesWithoutAnswer;
     }
 
     private byte[] info(byte[] extra) {

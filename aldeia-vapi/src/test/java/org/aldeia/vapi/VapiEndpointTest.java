@@ -3,6 +3,7 @@ package org.aldeia.vapi;
 import static org.aldeia.vapi.Fixtures.configuration;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -55,6 +56,12 @@ class VapiEndpointTest {
                 reversed[i] = remoteExtra[remoteExtra.length - 1 - i];
             }
             return reversed;
+        }
+
+        /** An answer that starts with 3 reaches the client by itself. */
+        @Override
+        public boolean reachesWithoutAnswer(byte[] answer) {
+            return answer.length > 0 && answer[0] == 3;
         }
 
         @Override
@@ -124,6 +131,14 @@ class VapiEndpointTest {
         InetAddress local = InetAddress.getLoopbackAddress();
         ConnectionInfo answer = ConnectionInfo.parse(server.localInfo(client, local));
         assertArrayEquals(new byte[] {3, 2, 1}, answer.extra(), "the answer is made for this client");
+        assertTrue(server.connectsBeforeAnswer(), "the introducer reaches that client without the answer");
+        Endpoint other = transport.createEndpoint(1, SIZES);
+        other.localInfo(new ConnectionInfo(555, 78, 1024, 0, new byte[] {1, 2, 4}).encode(), local);
+        assertFalse(other.connectsBeforeAnswer(), "an answer the client must act on goes first");
+        other.close();
+        Endpoint clientSide = transport.createEndpoint(2, SIZES);
+        assertFalse(clientSide.connectsBeforeAnswer(), "a client side never answers");
+        clientSide.close();
         assertEquals(local, introducer.answeredOn);
         assertEquals(4242, answer.id());
         assertArrayEquals(new byte[] {4, 2}, transport.publicKey());

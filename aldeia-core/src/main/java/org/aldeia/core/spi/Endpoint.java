@@ -38,6 +38,18 @@ public interface Endpoint extends Closeable {
     }
 
     /**
+     * On the server side, once {@link #localInfo(byte[], InetAddress)} made the answer: whether
+     * {@link #connect} to that client completes without the client acting on the answer (its own
+     * connect, a connection it opens to this side), as over shared memory. The server then
+     * connects first and sends its information and its CONNECTED in one message, which saves the
+     * client a wait and both sides a round of system calls. By default false: the answer goes
+     * first, for a transport whose connect may need the client's.
+     */
+    default boolean connectsBeforeAnswer() {
+        return false;
+    }
+
+    /**
      * Connects the queue pair to the peer (step 4).
      *
      * @param remoteInfo the peer's information

@@ -24,6 +24,7 @@ final class InMemoryEndpoint implements Endpoint {
     private final ByteInbox inbox = new ByteInbox();
     private final int mtu;
     private final int sendCapacity;
+    private boolean answered; // the server side's: localInfo(remoteInfo, ...) made its answer
 
     InMemoryEndpoint(InMemoryTransport transport, int mtu, int sendCapacity) {
         this.transport = transport;
@@ -40,6 +41,17 @@ final class InMemoryEndpoint implements Endpoint {
     @Override
     public byte[] localInfo() {
         return ByteBuffer.allocate(INFO_BYTES).putLong(transport.id()).putLong(key).array();
+    }
+
+    @Override
+    public byte[] localInfo(byte[] remoteInfo, InetAddress localAddress) {
+        answered = true;
+        return localInfo();
+    }
+
+    @Override
+    public boolean connectsBeforeAnswer() {
+        return answered && transport.connectsBeforeAnswer();
     }
 
     /** The transport id in connection information, checked for length. */
@@ -60,6 +72,11 @@ final class InMemoryEndpoint implements Endpoint {
             throw new IOException("no in-memory endpoint " + peerKey + " (from " + peerAddress + ")");
         }
         transport.bindPeerKey(peerTransport, pairKey);
+        if (answered) {
+            transport.answeringConnect();
+        } else {
+            transport.clientConnect();
+        }
         return new InMemoryChannel(inbox, peer, mtu, sendCapacity, () -> INBOXES.remove(key));
     }
 

@@ -3,6 +3,9 @@ package org.aldeia.core.memory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,6 +32,9 @@ public final class InMemoryTransport implements Transport {
     private final AldeiaConfiguration configuration;
     private final Map<Integer, EndpointSizes> sizesBySocket = new ConcurrentHashMap<>();
     private final Map<Long, byte[]> peerKeys = new ConcurrentHashMap<>();
+    private final List<String> connects = Collections.synchronizedList(new ArrayList<>());
+    private volatile boolean connectsBeforeAnswer;
+    private volatile long answeringConnectMillis;
     private volatile boolean closed;
 
     InMemoryTransport(AldeiaConfiguration configuration) throws IOException {
@@ -104,6 +110,41 @@ public final class InMemoryTransport implements Transport {
         if (first != null && !MessageDigest.isEqual(first, key)) {
             throw new IOException("in-memory transport " + peer + " is already known under another key");
         }
+    }
+
+    /**
+     * Its server-side endpoints say they connect before they answer ({@link
+     * Endpoint#connectsBeforeAnswer}), and each of their connects takes {@code connectMillis}.
+     */
+    public void answerAfterConnecting(boolean before, long connectMillis) {
+        connectsBeforeAnswer = before;
+        answeringConnectMillis = connectMillis;
+    }
+
+    boolean connectsBeforeAnswer() {
+        return connectsBeforeAnswer;
+    }
+
+    /** An answering (server-side) endpoint's connect: logged as it begins and ends, and slowed. */
+    void answeringConnect() throws IOException {
+        connects.add("server connect begins");
+        try {
+            Thread.sleep(answeringConnectMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", e);
+        }
+        connects.add("server connect ends");
+    }
+
+    /** A client-side endpoint's connect: logged. */
+    void clientConnect() {
+        connects.add("client connect");
+    }
+
+    /** The connects of this transport's endpoints, in the order they happened. */
+    public List<String> connects() {
+        return List.copyOf(connects);
     }
 
     /** The sizes the endpoint of socket {@code socketId} was created with; null if none was. */
