@@ -133,7 +133,9 @@ int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key)
     return deck_mbox_postv_keyed(mb, &whole, 1, key);
 }
 
-int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key)
+/* A transport's key: the mailbox key modulo DECK_MBOX_KEYS, or -1, with DECK_KEY_QUIET when
+ * asked for (transport.h). */
+static int post_with(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key)
 {
     int rc = check_mbox(mb, DECK_MBOX_CLONED, "deck_mbox_post");
     if (rc) return rc;
@@ -141,9 +143,20 @@ int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int
     if ((rc = deck_gather_check(iov, cnt, &len, "deck_mbox_post"))) return rc;
     const deck_transport_t *tp = deck_core_transport();
     if (mb->node != deck_core_self() || tp->retrv) {   /* such a transport receives everything itself */
-        return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key >= 0 ? key % DECK_MBOX_KEYS : -1);
+        return tp->postv_keyed(mb->node, mb->index, iov, cnt, len, key);
     }
     return deck_core_post_self(mb->index, iov, cnt, len);
+}
+
+int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key)
+{
+    return post_with(mb, iov, cnt, key >= 0 ? key % DECK_MBOX_KEYS : -1);
+}
+
+int deck_mbox_postv_quiet(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key)
+{
+    if (key < 0) return deck_fail(DECK_EINVAL, "deck_mbox_postv_quiet: key %d: a quiet post needs a key", key);
+    return post_with(mb, iov, cnt, key % DECK_MBOX_KEYS | DECK_KEY_QUIET);
 }
 
 int deck_mbox_retrv_timed(deck_mbox_t *mb, deck_msg_t *msg, int timeout_ms)

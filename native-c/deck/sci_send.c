@@ -27,6 +27,7 @@ typedef struct sci_out {
     uint32_t   seq, p1_sent, p2_cursor, p2_next, p2_round, p3_tag;
     uint32_t   p1_read_seen;       /* the receiver's p1_read when last read: room known without a look */
     uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
+    int        unrung;             /* a quiet post woke nobody since the last plain or keyed ring */
 } sci_out_t;
 
 static sci_out_t *out_get(int node, int slot)
@@ -197,6 +198,12 @@ static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
     int state = ready(o, f);
     if (state > 0) return DECK_OK;
     if (state < 0) { o->broken = 1; return corrupt_flow(o, node, what); }
+    /* Quiet posts (deck_mbox_postv_quiet) woke nobody: the receiver may not know that what
+     * fills its ring is there. A ring now makes sure some retriever is on its way. */
+    if (o->unrung) {
+        o->unrung = 0;
+        deck_bell_ring(sci_mbox_bell(o->seg.addr));
+    }
     sci_waiter_t w;
     int timeout = deck_post_timeout_ms();
     sci_wait_start(&w, sci_ctl_bell(sci.self), timeout);
@@ -221,11 +228,15 @@ static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
     return rc;
 }
 
-/* The ring that shows a message: keyed (key >= 0) wakes the thread waiting for that key. */
+/* The ring that shows a message: keyed (key >= 0) wakes the thread waiting for that key, quiet
+ * (DECK_KEY_QUIET) that thread only. */
 static void ring_receiver(sci_out_t *o, int key)
 {
-    if (key >= 0) deck_bell_ring_key(sci_mbox_bell(o->seg.addr), (unsigned)key);
-    else deck_bell_ring(sci_mbox_bell(o->seg.addr));
+    deck_bell_t *bell = sci_mbox_bell(o->seg.addr);
+    o->unrung = key >= 0 && (key & DECK_KEY_QUIET);
+    if (o->unrung) deck_bell_ring_key_only(bell, (unsigned)(key & ~DECK_KEY_QUIET));
+    else if (key >= 0) deck_bell_ring_key(bell, (unsigned)key);
+    else deck_bell_ring(bell);
 }
 
 static int post_p1(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)

@@ -70,7 +70,8 @@ static void tcp_done(void)
 }
 
 /* The pieces go to the kernel as they are, behind the frame header, in one vectored write. A
- * key wakes nobody in particular here: the reader's delivery wakes the mailbox's retrievers. */
+ * key wakes nobody in particular here, quiet or not: the reader's delivery wakes the mailbox's
+ * retrievers. */
 static int tcp_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_t len, int key)
 {
     (void)key;

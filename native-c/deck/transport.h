@@ -22,8 +22,10 @@ typedef struct deck_transport {
     void (*done)(void);
     /* Sends the len bytes of iov[0..cnt) (checked by the core), one piece after the other, to
      * mailbox `index` of process `node`; on return the pieces may be reused. A key >= 0 wakes
-     * the waiters of that key where the transport has keyed wake-ups (below); < 0: a plain post. */
+     * the waiters of that key where the transport has keyed wake-ups (below); < 0: a plain post.
+     * A key with DECK_KEY_QUIET wakes that key's sleepers and nobody else (deck_mbox_postv_quiet). */
     int  (*postv_keyed)(int node, int index, const struct iovec *iov, int cnt, size_t len, int key);
+#define DECK_KEY_QUIET (1 << 30)
     /* Asks `node` for its mailbox `name`: DECK_OK and *index, or DECK_ENOTFOUND. */
     int  (*lookup)(int node, const char *name, int *index);
     int  (*barrier)(void);

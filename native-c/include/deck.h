@@ -247,6 +247,13 @@ int deck_mbox_post_keyed(deck_mbox_t *mb, deck_msg_t *msg, int key);
  * copies each piece straight into the receiver's memory. The receiver sees one message. */
 #define DECK_GATHER_MAX 1024
 int deck_mbox_postv_keyed(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key);
+/* deck_mbox_postv_keyed (key >= 0), except that when nobody sleeps on key the plain waiters are
+ * not woken: the message waits for the next retrieve (a waiter's look before it sleeps, the
+ * plain waiter's next wake-up), as a TCP FIN waits in the kernel for its reader. For what nobody
+ * needs at once (MicroVAPI: an end of stream): a wake-up of a process's receive thread costs
+ * both CPUs more than the message. A post that must wait for room wakes the receiver all the
+ * same, so quiet messages never hold up their sender. On tcp a plain post. */
+int deck_mbox_postv_quiet(deck_mbox_t *mb, const struct iovec *iov, int cnt, int key);
 /* The longest message a post to mb's owner moves as one transfer (DECK_OK and *bytes): a
  * program that posts a stream of data coalesces up to it. Over tcp, DECK_TCP_POST_HINT bytes: a
  * frame goes with one system call and its receiver reads it whole, so per byte a few large

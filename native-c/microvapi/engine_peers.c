@@ -80,9 +80,11 @@ void mv_engine_peer_put(struct mv_peer *peer)
     pthread_mutex_unlock(&eng.lock);
 }
 
-int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp)
+int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp, int quiet)
 {
-    int rc = deck_mbox_postv_keyed(&peer->mb, iov, (int)cnt, (int)mv_key_of(dest_qp));
+    int key = (int)mv_key_of(dest_qp);
+    int rc = quiet ? deck_mbox_postv_quiet(&peer->mb, iov, (int)cnt, key)
+                   : deck_mbox_postv_keyed(&peer->mb, iov, (int)cnt, key);
     if (rc == DECK_ETIMEDOUT || rc == DECK_EPEER || rc == DECK_EIO) {
         pthread_mutex_lock(&eng.lock);
         if (!peer->failed)
@@ -98,7 +100,7 @@ int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp
 {
     struct mv_wire_head h = { .dest_qp = dest_qp, .src_qp = src_qp, .credit = credit, .kind = kind };
     struct iovec head = { .iov_base = &h, .iov_len = MV_WIRE_HEAD };
-    return mv_engine_post(peer, &head, 1, dest_qp);
+    return mv_engine_post(peer, &head, 1, dest_qp, 0);
 }
 
 /* Sets qp's peer under the engine lock, so that dispatch sees all of it or none. */

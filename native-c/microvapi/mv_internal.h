@@ -186,8 +186,8 @@ uint32_t mv_engine_peer_message_bytes(struct mv_peer *peer);
  * that peer was given up meanwhile. */
 int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, struct mv_peer *peer);
 /* Posts the message made of iov[0..cnt) to peer, its ring keyed for the receiving queue pair
- * dest_qp (mv_key_of). */
-int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp);
+ * dest_qp (mv_key_of); quiet, it wakes only a reader of that queue pair (deck_mbox_postv_quiet). */
+int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp, int quiet);
 /* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer; DECK's
  * result. */
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,

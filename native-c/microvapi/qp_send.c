@@ -68,7 +68,10 @@ static uint32_t receive_edge(struct mv_qp *qp)
 }
 
 /* Posts list[0..n) (at most one message's worth) as one DECK message, its records read in
- * place from the registered memory they name (wire.c); the turn is held, sq.lock is not. */
+ * place from the registered memory they name (wire.c); the turn is held, sq.lock is not. An end
+ * of stream alone goes quietly: it wakes the peer's reader if one waits and nobody else, and
+ * is otherwise taken by the next retrieve there, as the peer's kernel keeps a FIN; waking the
+ * peer's receive thread for it cost both CPUs more than the rest of a short connection's close. */
 static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
     struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num,
@@ -78,7 +81,7 @@ static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
     uint32_t pieces = mv_wire_gather(iov, &h, lens, list, n);
     if (!pieces)
         return DECK_ERANGE;
-    return mv_engine_post(qp->peer, iov, pieces, qp->dest_qp);
+    return mv_engine_post(qp->peer, iov, pieces, qp->dest_qp, n == 1 && list[0].len == 0);
 }
 
 /* Reports the n requests a post carried (sq.lock and the turn held): they stop counting

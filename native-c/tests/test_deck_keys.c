@@ -3,8 +3,10 @@
  * thread waiting for its key and not the plain waiter; a keyed post whose key nobody waits for
  * wakes the plain waiter; a plain post wakes everybody; a local ring wakes its key only; a message
  * queued without a key (to oneself) wakes the plain waiter only; a keyed post for the key the
- * poller looks for wakes nobody, and DECK_POLL polls without sleeping; tcp has no
- * doorbell, so the calls say so and a keyed post is a plain one. "Woken" is told from "timed
+ * poller looks for wakes nobody, and DECK_POLL polls without sleeping; a quiet post wakes its
+ * key's sleeper and nobody else, waits in the mailbox for the next retrieve, and never holds up
+ * its sender: one that must wait for room rings the receiver first; tcp has no
+ * doorbell, so the calls say so and a keyed post (quiet too) is a plain one. "Woken" is told from "timed
  * out" by the wait's length against its bound (woken: well under it; not woken: the whole
  * bound); the bounds are seconds apart, so load cannot blur them.
  */
@@ -70,6 +72,44 @@ static void post(deck_mbox_t *mb, int key, unsigned char tag)
     CHECK_OK(deck_mbox_post_keyed(mb, &m, key));
     CHECK_OK(deck_msg_destroy(&m));
 }
+
+static void post_quiet(deck_mbox_t *mb, int key, unsigned char tag)
+{
+    unsigned char buf[16];
+    memset(buf, tag, sizeof buf);
+    struct iovec piece = { .iov_base = buf, .iov_len = sizeof buf };
+    CHECK_OK(deck_mbox_postv_quiet(mb, &piece, 1, key));
+}
+
+/* A plain waiter that takes messages as it is woken, until it has `want` of them. */
+typedef struct drainer {
+    deck_mbox_t *mb;
+    int          want, got;
+    pthread_t    thread;
+} drainer_t;
+
+static void *drain_thread(void *arg)
+{
+    drainer_t *d = arg;
+    deck_msg_t m;
+    CHECK_OK(deck_msg_create(&m, 16));
+    long t0 = util_now_ms();
+    while (d->got < d->want && util_now_ms() - t0 < 2 * LONG_MS) {
+        uint32_t seen;
+        CHECK_OK(deck_mbox_key_seen(d->mb, &seen));   /* before the look: no ring is lost */
+        while (d->got < d->want && deck_mbox_retrv_timed(d->mb, &m, 0) == DECK_OK) {
+            CHECK(m.len == 16);
+            d->got++;
+            CHECK_OK(deck_msg_clear(&m));
+        }
+        if (d->got < d->want)
+            CHECK_OK(deck_mbox_key_wait(d->mb, DECK_KEY_ANY, seen, LONG_MS));
+    }
+    CHECK_OK(deck_msg_destroy(&m));
+    return NULL;
+}
+
+#define QUIET_FLOOD (2 * SCI_P1_SLOTS)   /* quiet posts that overfill the protocol-1 ring twice */
 
 static void take(deck_mbox_t *mb, unsigned char tag)
 {
@@ -158,6 +198,37 @@ static int sci_node(int id, int n, void *arg)
         CHECK_OK(deck_mbox_key_poller(&mb, DECK_KEY_ANY));
         CHECK_RC(deck_mbox_key_poller(&mb, -3), DECK_EINVAL);
         CHECK_OK(deck_msg_destroy(&m));
+
+        /* 7: a quiet post whose key nobody waits for wakes nobody, not even the plain waiter,
+         * and the next retrieve takes it */
+        start_waiter(&any, &mb, DECK_KEY_ANY, SHORT_MS);
+        CHECK_OK(deck_barrier());                                   /* node 1 posts quietly, key 8 */
+        join(&any);
+        CHECK(any.took_ms >= SHORT_MS - 100);
+        take(&mb, 7);
+
+        /* 8: a quiet post wakes its key's sleeper */
+        start_waiter(&key5, &mb, 8, LONG_MS);
+        CHECK_OK(deck_barrier());                                   /* node 1 posts quietly, key 8 */
+        join(&key5);
+        CHECK(key5.took_ms < LONG_MS / 2);
+        take(&mb, 8);
+
+        /* 9: quiet posts that fill the ring ring the receiver before they wait for room, so a
+         * plain waiter empties it and the sender goes on; a plain post ends the flood */
+        drainer_t d = { .mb = &mb, .want = QUIET_FLOOD + 1 };
+        deck_bell_t *bell = sci_mbox_bell_of(mb.index);
+        uint32_t plain = __atomic_load_n(&bell->waiters, __ATOMIC_SEQ_CST);
+        CHECK(pthread_create(&d.thread, NULL, drain_thread, &d) == 0);
+        for (int i = 0; i < 5000 && __atomic_load_n(&bell->waiters, __ATOMIC_SEQ_CST) == plain; i++)
+            util_sleep_ms(1);
+        util_sleep_ms(20);                                          /* asleep: only a ring wakes it */
+        long flood = util_now_ms();
+        CHECK_OK(deck_barrier());                                   /* node 1 floods */
+        CHECK(pthread_join(d.thread, NULL) == 0);
+        CHECK(d.got == QUIET_FLOOD + 1);
+        CHECK(util_now_ms() - flood < LONG_MS / 2);                 /* it was rung, not timed out */
+        CHECK_RC(deck_mbox_postv_quiet(&mb, NULL, 0, -1), DECK_EINVAL);   /* a quiet post needs a key */
     } else {
         CHECK_OK(deck_barrier());
         CHECK_OK(deck_mbox_clone(&mb, "keys"));
@@ -171,13 +242,23 @@ static int sci_node(int id, int n, void *arg)
         post(&mb, -1, 3);
         CHECK_OK(deck_barrier());
         post(&mb, 6, 6);
+        CHECK_OK(deck_barrier());
+        post_quiet(&mb, 8, 7);
+        CHECK_OK(deck_barrier());
+        post_quiet(&mb, 8, 8);
+        CHECK_OK(deck_barrier());
+        long t0 = util_now_ms();
+        for (int i = 0; i < QUIET_FLOOD; i++)
+            post_quiet(&mb, 10, 9);
+        CHECK(util_now_ms() - t0 < LONG_MS / 2);   /* without the ring: the drainer's whole wait */
+        post(&mb, -1, 10);
     }
     CHECK_OK(deck_barrier());
     CHECK_OK(deck_mbox_destroy(&mb));
     return 0;
 }
 
-/* tcp: no doorbell, so no keyed waits; a keyed post arrives as a plain one. */
+/* tcp: no doorbell, so no keyed waits; a keyed post, quiet too, arrives as a plain one. */
 static int tcp_node(int id, int n, void *arg)
 {
     deck_mbox_t mb;
@@ -195,7 +276,7 @@ static int tcp_node(int id, int n, void *arg)
     } else {
         CHECK_OK(deck_barrier());
         CHECK_OK(deck_mbox_clone(&mb, "keys"));
-        post(&mb, 11, 4);
+        post_quiet(&mb, 11, 4);
     }
     CHECK_OK(deck_barrier());
     CHECK_OK(deck_mbox_destroy(&mb));
