@@ -302,7 +302,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
                              VAPI_wc_desc_t *wc, unsigned key)
 {
     mv_engine_reader_enter();
-    int poller = mv_engine_polling_take(), polling = poller;
+    int poller = mv_engine_polling_take(key), polling = poller;
     VAPI_ret_t ret;
     for (;;) {
         uint32_t seen = mv_engine_seen();

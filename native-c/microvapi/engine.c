@@ -253,7 +253,20 @@ void mv_engine_drain(void)
 void mv_engine_reader_enter(void) { __atomic_fetch_add(&eng.keyed_readers, 1, __ATOMIC_RELAXED); }
 void mv_engine_reader_leave(void) { __atomic_fetch_sub(&eng.keyed_readers, 1, __ATOMIC_RELAXED); }
 
-int mv_engine_polling_take(void)
+/* The doorbell says the poller looks for key, while nobody else blocks: a message for it wakes
+ * nobody. A thread that blocks otherwise takes the mark away first (mv_engine_unmark); the
+ * mark is stored only when it changes. */
+static void mark_poller(unsigned key)
+{
+    if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) == 0) {
+        __atomic_store_n(&eng.marked, 1, __ATOMIC_SEQ_CST);
+        deck_mbox_key_poller(&eng.mb, (int)key);
+        if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) > 0)
+            mv_engine_unmark();   /* a writer came meanwhile and may have missed the mark */
+    }
+}
+
+int mv_engine_polling_take(unsigned key)
 {
     /* Only a reader alone polls. With several waiting, the poller holds the turn while the
      * others' threads need the CPU; preempted, it held their messages too (4 connections, free
@@ -263,22 +276,19 @@ int mv_engine_polling_take(void)
     int free = 0;
     if (!__atomic_compare_exchange_n(&eng.polling, &free, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         return 0;
+    /* While it polls, its messages need nobody else either: unmarked (a new connection's key),
+     * the answer to a request it just sent woke the receive thread, which then only found the
+     * message taken, a wake-up of the other CPU per request. */
+    mark_poller(key);
     return 1;
 }
 
 void mv_engine_polling_release(unsigned key)
 {
-    /* The doorbell keeps saying the poller looks for its key after it returns, while nobody else
-     * blocks: its next read comes within microseconds, and a message that comes before it must
-     * not cost its sender a wake-up of the receive thread, which takes the CPU the reader needs
-     * (pinned, the 64 KiB stream ran at half speed). A thread that blocks otherwise takes the
-     * mark away first (mv_engine_unmark); the mark is stored only when it changes. */
-    if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) == 0) {
-        __atomic_store_n(&eng.marked, 1, __ATOMIC_SEQ_CST);
-        deck_mbox_key_poller(&eng.mb, (int)key);
-        if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) > 0)
-            mv_engine_unmark();   /* a writer came meanwhile and may have missed the mark */
-    }
+    /* The mark stays after the poller returns: its next read comes within microseconds, and a
+     * message that comes before it must not cost its sender a wake-up of the receive thread,
+     * which takes the CPU the reader needs (pinned, the 64 KiB stream ran at half speed). */
+    mark_poller(key);
     __atomic_store_n(&eng.polling, 0, __ATOMIC_RELEASE);
 }
 
@@ -290,6 +300,16 @@ void mv_engine_unmark(void)
     /* What came for that key under the mark woke nobody: the receive thread dispatches it (not
      * this thread, which may hold a queue pair's locks). */
     deck_mbox_key_ring(&eng.mb, DECK_KEY_ANY);
+}
+
+void mv_engine_unmark_here(void)
+{
+    if (!__atomic_exchange_n(&eng.marked, 0, __ATOMIC_SEQ_CST))
+        return;
+    deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
+    /* The peer's end of stream, typically, which came after the last read: waking the receive
+     * thread for it cost more than the rest of a short connection's close. */
+    mv_engine_drain();
 }
 
 void mv_engine_other_wait(int enter)

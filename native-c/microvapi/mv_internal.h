@@ -231,13 +231,16 @@ void     mv_engine_drain(void);               /* looks and dispatches while the 
 /* One reader at a time, and only one that waits alone, polls the mailbox before it sleeps
  * (2 cores: several pollers would take both). At release the doorbell says it looks for key
  * (its messages wake nobody: it is back within microseconds) until a thread blocks otherwise. */
-int      mv_engine_polling_take(void);   /* 0 unless this reader waits alone */
+int      mv_engine_polling_take(unsigned key);   /* 0 unless this reader waits alone; marks key */
 void     mv_engine_reader_enter(void);   /* a reader enters / leaves a keyed wait */
 void     mv_engine_reader_leave(void);
 void     mv_engine_polling_release(unsigned key);
 /* The poller's mark goes, and the receive thread dispatches what came under it: before a
- * thread blocks on something else than its read (mv_engine_other_wait) or a queue pair goes. */
+ * thread blocks on something else than its read (mv_engine_other_wait). */
 void     mv_engine_unmark(void);
+/* The same for a thread that holds no queue pair's lock (a queue pair goes): it dispatches what
+ * came under the mark itself rather than wake the receive thread for it. */
+void     mv_engine_unmark_here(void);
 void     mv_engine_other_wait(int enter);   /* a writer blocks on its CQ (1) / is done (0) */
 
 /* ---- queue pairs (qp.c, qp_send.c, qp_recv.c) -------------------------------------------- */

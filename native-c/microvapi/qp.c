@@ -111,7 +111,7 @@ static void side_free(struct mv_side *side, uint32_t opcode)
 
 static void qp_free(struct mv_qp *qp)
 {
-    mv_engine_unmark();   /* a mark on its key would hide what comes for another of that key */
+    mv_engine_unmark_here();   /* a mark on its key would hide what comes for another of that key */
     mv_cq_bind(qp->sq.cq, 0, 0);
     mv_cq_bind(qp->rq.cq, 1, 0);
     pthread_mutex_lock(&qp->rq.lock);
