@@ -687,6 +687,26 @@ static int wire_format_node(int id, int n, void *arg)
     return 0;
 }
 
+/* Node 0's end in the tests below where node 1 plays the peer with a bare mailbox: once node 1
+ * has read everything (a barrier), the queue pair and the rest go. */
+static int end_after_raw_peer(struct conn *c, void *region)
+{
+    CHECK_OK(deck_barrier());
+    close_qp(c);
+    close_rest(c);
+    free(region);
+    return 0;
+}
+
+/* Node 1's start there: the mailbox MicroVAPI names process 1's ("mv-1"), a barrier (node 0 then
+ * connects to it), and a message that holds any of node 0's. */
+static void open_raw_peer(deck_mbox_t *raw, deck_msg_t *msg)
+{
+    CHECK_OK(deck_mbox_create(raw, "mv-1"));
+    CHECK_OK(deck_barrier());
+    CHECK_OK(deck_msg_create(msg, 1u << 20));
+}
+
 /* A connect given the peer's window (dest_window, as Aldeia's bootstrap carries it) sends no
  * credit message, which would wake the peer's engine on every connection, and may send up to
  * that window at once: node 1 plays the peer with a bare mailbox that never answers, and node 0's
@@ -712,17 +732,11 @@ static int window_given_node(int id, int n, void *arg)
             send_blocks(&c, region, 5, l * BIG_LIST, BIG_LIST);
         send_signalled(&c, 99, "", 0);
         expect_completion(&c, c.scq, 99, VAPI_SUCCESS, 0);
-        CHECK_OK(deck_barrier());   /* node 1 has read everything */
-        close_qp(&c);
-        close_rest(&c);
-        free(region);
-        return 0;
+        return end_after_raw_peer(&c, region);
     }
     deck_mbox_t raw;
-    CHECK_OK(deck_mbox_create(&raw, "mv-1"));
-    CHECK_OK(deck_barrier());
     deck_msg_t msg;
-    CHECK_OK(deck_msg_create(&msg, 1u << 20));
+    open_raw_peer(&raw, &msg);
     struct mv_head head;
     int k = 0, first = 1;
     while (k <= GIVEN_LISTS * BIG_LIST) {   /* the last record is the empty end marker */
@@ -804,17 +818,11 @@ static int coalescing_node(int id, int n, void *arg)
             VOK(EVAPI_post_sr_list(c.hca, c.qp, blocks[t] + 1, list));
             expect_completion(&c, c.scq, 10 * t + blocks[t], VAPI_SUCCESS, tails[t]);
         }
-        CHECK_OK(deck_barrier());   /* node 1 has read everything */
-        close_qp(&c);
-        close_rest(&c);
-        free(region);
-        return 0;
+        return end_after_raw_peer(&c, region);
     }
     deck_mbox_t raw;
-    CHECK_OK(deck_mbox_create(&raw, "mv-1"));
-    CHECK_OK(deck_barrier());        /* node 0's connect */
     deck_msg_t msg;
-    CHECK_OK(deck_msg_create(&msg, 1u << 20));
+    open_raw_peer(&raw, &msg);
     CHECK_OK(deck_mbox_retrv_timed(&raw, &msg, 5000));   /* its window */
     struct mv_head first, head;
     memcpy(&first, msg.buf, sizeof first);
