@@ -229,8 +229,9 @@ void     mv_engine_wait_key(unsigned key, uint32_t seen, int timeout_ms);
 void     mv_engine_ring_key(unsigned key);    /* a local ring: a completion for that key's CQ */
 void     mv_engine_drain(void);               /* looks and dispatches while the turn is free */
 /* One reader at a time, and only one that waits alone, polls the mailbox before it sleeps
- * (2 cores: several pollers would take both). At release the doorbell says it looks for key
- * (its messages wake nobody: it is back within microseconds) until a thread blocks otherwise. */
+ * (2 cores: several pollers would take both). From the take on, and after its release, the
+ * doorbell says it looks for key (its messages wake nobody: it takes them, or is back within
+ * microseconds) until a thread blocks otherwise. */
 int      mv_engine_polling_take(unsigned key);   /* 0 unless this reader waits alone; marks key */
 void     mv_engine_reader_enter(void);   /* a reader enters / leaves a keyed wait */
 void     mv_engine_reader_leave(void);

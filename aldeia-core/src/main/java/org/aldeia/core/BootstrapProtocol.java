@@ -44,7 +44,9 @@ import java.util.List;
  *     | length (4) | endpoint info (length bytes)       | next ticket (32)| MAC (32)   |
  *     +------------+------------------------------------+-----------------+------------+
  * then both connect their endpoints at once (a transport may need the client's connect to
- * finish the server's, when the client cannot be reached first), and
+ * finish the server's, when the client cannot be reached first; a server endpoint that needs
+ * nothing of the client connects before the INFO goes, and the CONNECTED follows it in the
+ * same write: {@link org.aldeia.core.spi.Endpoint#connectsBeforeAnswer}), and
  * server -> client, once its endpoint is connected:               CONNECTED (1 byte, value 1)
  * client -> server, once its endpoint and the server's are:       CONNECTED (1 byte, value 1)
  * so neither side sends data before the other side's endpoint admits it (the server's socket
