@@ -106,7 +106,7 @@ final class BootstrapKeys {
             mac.update(transcript);
             return mac.doFinal(more);
         } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("a pair key HMAC-SHA-256 refuses", e);
+            throw new IllegalStateException("HMAC-SHA-256 refused the pair key", e);
         }
     }
 }
