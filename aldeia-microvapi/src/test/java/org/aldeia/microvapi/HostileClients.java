@@ -12,6 +12,8 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * Outsiders' TCP connections to a port, all driven by one thread with a selector, so that a
  * thousand of them cost this side little CPU (real attackers would be on other machines): each
  * sends its payload at once, or one byte every {@link #TRICKLE_MILLIS} (trickling), then waits,
- * reading and dropping what the server says, until the server closes it or this is closed. With
+ * reading and dropping what the server says (counted per kind: {@link #heard}), until the server
+ * closes it or this is closed. With
  * {@code reopen}, a connection the server closed is replaced {@link #REOPEN_MILLIS} later, so the
  * pressure stays on.
  */
@@ -47,6 +50,7 @@ final class HostileClients implements AutoCloseable {
         final SocketChannel channel;
         final ByteBuffer out;
         long nextByteNanos;
+        long received;
 
         Connection(Kind kind, InetAddress from, InetSocketAddress target) throws IOException {
             this.kind = kind;
@@ -69,6 +73,7 @@ final class HostileClients implements AutoCloseable {
     private final AtomicInteger open = new AtomicInteger();
     private final AtomicInteger opened = new AtomicInteger();
     private final AtomicInteger closedByServer = new AtomicInteger();
+    private final Map<String, Heard> heard = new ConcurrentHashMap<>();
     private final Thread driver;
     private volatile boolean stopped;
 
@@ -103,6 +108,28 @@ final class HostileClients implements AutoCloseable {
 
     int closedByServer() {
         return closedByServer.get();
+    }
+
+    /**
+     * What the server said to the connections of one kind: how many heard anything at all, and
+     * the most bytes one of them heard.
+     */
+    record Heard(int connections, long mostBytes) {
+        static final Heard NOTHING = new Heard(0, 0);
+
+        /** One connection that had heard {@code before} bytes and has now heard {@code now}. */
+        Heard add(long before, long now) {
+            return new Heard(connections + (before == 0 ? 1 : 0), Math.max(mostBytes, now));
+        }
+
+        Heard merge(Heard other) {
+            return new Heard(connections + other.connections, Math.max(mostBytes, other.mostBytes));
+        }
+    }
+
+    /** What the server said to the connections of the kind named {@code kind} so far. */
+    Heard heard(String kind) {
+        return heard.getOrDefault(kind, Heard.NOTHING);
     }
 
     private void drive() {
@@ -153,8 +180,14 @@ final class HostileClients implements AutoCloseable {
                 c.channel.write(c.out);
             } else if (key.isReadable()) {
                 sink.clear();
-                if (c.channel.read(sink) < 0) {
+                int n = c.channel.read(sink);
+                if (n < 0) {
                     return false;
+                }
+                if (n > 0) {
+                    long before = c.received;
+                    c.received += n;
+                    heard.merge(c.kind.name(), Heard.NOTHING.add(before, c.received), Heard::merge);
                 }
             }
             key.interestOps(SelectionKey.OP_READ | (!c.kind.trickle() && c.out.hasRemaining() ? SelectionKey.OP_WRITE : 0));

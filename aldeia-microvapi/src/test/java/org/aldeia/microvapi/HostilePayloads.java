@@ -3,6 +3,7 @@ package org.aldeia.microvapi;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Random;
 
 /**
@@ -14,7 +15,16 @@ import java.util.Random;
 final class HostilePayloads {
 
     private static final int ALDEIA_MAGIC = 0x414C4445;   // "ALDE"
-    private static final int ALDEIA_VERSION = 3;
+    /** The bootstrap's current version: a HELLO of another version is dropped before it is read. */
+    private static final int ALDEIA_VERSION = 6;
+    /** The route every DECK-based Aldeia process offers (org.aldeia.core.spi.Transport#route). */
+    private static final byte[] DECK_ROUTE = "deck".getBytes(StandardCharsets.US_ASCII);
+    private static final int KEY_NONCE_TICKET_PROOF = 4 * 32;
+    /**
+     * The most a REPLY in CHALLENGE mode can be: start (8), length (4), mode (1), key, nonce and
+     * proof (3 x 32), an identity of at most 64 bytes (org.aldeia.core.BootstrapProtocol).
+     */
+    static final int MOST_CHALLENGE_BYTES = 8 + 4 + 1 + 3 * 32 + 64;
     private static final int DECK_AUTH1 = 1;
     private static final int DECK_AUTH3 = 3;
     private static final int DECK_DATA = 4;
@@ -39,18 +49,30 @@ final class HostilePayloads {
                 .getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** The bootstrap's start, then a HELLO cut off in its middle. */
+    /** The bootstrap's start, then a whole HELLO's length and only the first half of its body. */
     static byte[] truncatedHello() {
-        return ByteBuffer.allocate(8 + 4 + 40).putInt(ALDEIA_MAGIC).putInt(ALDEIA_VERSION).putInt(100)
-                .put(random(40)).array();
+        byte[] whole = hello(1, "tcp");
+        return Arrays.copyOf(whole, 12 + (whole.length - 12) / 2);
     }
 
-    /** A whole HELLO with a random public key and the VAPI connection information given. */
+    /**
+     * The bootstrap's start and a whole HELLO on the DECK route: a random public key and nonce,
+     * no ticket, and VAPI connection information with the DECK id and contact given (queue pair
+     * 1, mtu 1024, no window, no address). The server answers it with a CHALLENGE.
+     */
     static byte[] hello(int deckId, String deckContact) {
         byte[] extra = deckContact.getBytes(StandardCharsets.US_ASCII);
-        byte[] info = ByteBuffer.allocate(12 + extra.length).putInt(deckId).putInt(1).putInt(1024).put(extra).array();
-        return ByteBuffer.allocate(8 + 4 + 64 + info.length).putInt(ALDEIA_MAGIC).putInt(ALDEIA_VERSION)
-                .putInt(64 + info.length).put(random(32)).put(random(32)).put(info).array();
+        byte[] info = ByteBuffer.allocate(18 + extra.length).putInt(deckId).putInt(1).putInt(1024).putInt(0)
+                .putShort((short) 0).put(extra).array();
+        int length = KEY_NONCE_TICKET_PROOF + 1 + DECK_ROUTE.length + info.length;
+        return ByteBuffer.allocate(8 + 4 + length).putInt(ALDEIA_MAGIC).putInt(ALDEIA_VERSION).putInt(length)
+                .put(random(64)).put(new byte[64]).put((byte) DECK_ROUTE.length).put(DECK_ROUTE).put(info).array();
+    }
+
+    /** As {@link #hello}, followed by 32 random bytes as the answer to the server's CHALLENGE. */
+    static byte[] helloWithMadeUpProof(int deckId, String deckContact) {
+        byte[] hello = hello(deckId, deckContact);
+        return ByteBuffer.allocate(hello.length + 32).put(hello).put(random(32)).array();
     }
 
     /**
