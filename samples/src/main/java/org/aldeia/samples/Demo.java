@@ -34,7 +34,7 @@ public final class Demo {
     private static final List<SocketKind> KINDS = List.of(SocketKind.ALDEIA, SocketKind.JDK);
 
     static final String USAGE = String.join("\n",
-            "usage: Demo [--iterations 1000] [--warmup 100] [--jit-warmup-ms 500] [--max-exponent 6] [--runs 1000]",
+            "usage: Demo [--iterations 1000] [--warmup 100] [--jit-warmup-ms 3000] [--max-exponent 6] [--runs 1000]",
             "            [--big-runs 10]",
             "  ping-pong: --iterations timed round trips per size after --warmup untimed ones;",
             "  serialization: int[] of 10^1 .. 10^max-exponent (7 at most), --runs each (--big-runs from 10^6)",

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   PingPong server --port P --impl aldeia|jdk
  *   PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500] [--large 65536,1048576]
- *                   [--iterations 100] [--warmup 10] [--jit-warmup-ms 500] [--csv]
+ *                   [--iterations 100] [--warmup 10] [--jit-warmup-ms 3000] [--csv]
  * </pre>
  * The server serves one client and exits when it says it is done.
  */
@@ -25,17 +25,19 @@ public final class PingPong {
 
     /**
      * The thesis's 10 untimed round trips per size leave a fresh JVM's send and receive paths
-     * interpreted for the first sizes, which times the JIT rather than the network.
+     * interpreted for the first sizes, which times the JIT rather than the network. 3 s, as
+     * ./aldeia bench's sweep: after 0.5 s both JVMs still compiled (C2) on this machine's two
+     * cores, and a whole sweep ran at 5-11 us one-way where it runs at 1.5-3 us after 2-3 s.
      */
-    static final int DEFAULT_JIT_WARMUP_MILLIS = 500;
+    static final int DEFAULT_JIT_WARMUP_MILLIS = 3000;
 
     static final String USAGE = String.join("\n",
             "usage: PingPong server --port P --impl aldeia|jdk",
             "       PingPong client --host H --port P --impl aldeia|jdk [--sizes 0:10000:500]",
-            "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--jit-warmup-ms 500]",
+            "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--jit-warmup-ms 3000]",
             "                       [--csv]",
             "  sizes: comma-separated sizes in bytes or start:end:step ranges; --large adds sizes after the sweep;",
-            "  --jit-warmup-ms: untimed 1 KiB round trips first, so that both JVMs run compiled code (0: none);",
+            "  --jit-warmup-ms: untimed round trips of every size in turn first, so that both JVMs run compiled code (0: none);",
             "  size 0 is a round trip of the 4-byte length header alone; --csv prints size,iterations,total_ms lines.");
 
     private PingPong() {

@@ -29,6 +29,9 @@ final class PingPongClient {
         this.out = socket.getOutputStream();
     }
 
+    /** Round trips of one size per turn of the JIT warm-up. */
+    static final int JIT_WARMUP_ROUND = 20;
+
     /**
      * Measures every size in order, then tells the server the session is over.
      *
@@ -38,7 +41,7 @@ final class PingPongClient {
      */
     List<PingPongResult> run(List<Integer> sizes, int iterations, int warmup, int jitWarmupMillis)
             throws IOException {
-        warmUpJit(sizes, jitWarmupMillis);
+        warmUpJit(sizes, warmup, jitWarmupMillis);
         List<PingPongResult> results = new ArrayList<>();
         for (int size : sizes) {
             results.add(measure(size, iterations, warmup));
@@ -51,6 +54,13 @@ final class PingPongClient {
     }
 
     /*
+     * Through measure() itself, JIT_WARMUP_ROUND round trips at a time: warmed through a loop of
+     * its own, the round trip was compiled, but measure()'s timed loop was new code when the sweep
+     * began, interpreted and then compiled (on-stack replacement) while the first sizes were
+     * timed; the sizes 4 to 8 of a sweep then took 2-4x their neighbours, whatever their order.
+     * Its untimed loop runs in the warm-up too: compiled as never entered, it made the first
+     * size of the sweep deoptimise measure() (0 B at 3.8x its neighbour).
+     *
      * Every size in turn, not one: code trained on one size is compiled for it alone, and the
      * first message of another shape (several blocks, a copy above RegisteredRegion's JNI
      * threshold) deoptimises it and has it compiled again while that size is being timed. With
@@ -58,20 +68,13 @@ final class PingPongClient {
      * channel "made not entrant" and recompiled a second into the sweep, and ./aldeia demo had
      * single sweep sizes at 3.9-5x their neighbours in 4 of 8 runs.
      */
-    private void warmUpJit(List<Integer> sizes, int millis) throws IOException {
+    private void warmUpJit(List<Integer> sizes, int warmup, int millis) throws IOException {
         if (millis <= 0 || sizes.isEmpty()) {
             return;
         }
-        List<byte[][]> frames = new ArrayList<>();
-        List<byte[]> echoes = new ArrayList<>();
-        for (int size : sizes) {
-            frames.add(alternatingFrames(size));
-            echoes.add(new byte[HEADER_BYTES + size]);
-        }
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         for (int k = 0; System.nanoTime() < end; k++) {
-            int i = k % sizes.size();
-            roundTrip(frames.get(i)[(k / sizes.size()) & 1], echoes.get(i), k);
+            measure(sizes.get(k % sizes.size()), JIT_WARMUP_ROUND, Math.min(warmup, JIT_WARMUP_ROUND));
         }
     }
 

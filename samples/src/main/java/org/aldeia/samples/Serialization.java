@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   Serialization receiver --port P --impl aldeia|jdk
  *   Serialization sender --host H --port P --impl aldeia|jdk [--max-exponent 6] [--runs 100]
- *                        [--big-runs 10] [--warmup 3] [--jit-warmup-ms 500] [--csv]
+ *                        [--big-runs 10] [--warmup 3] [--jit-warmup-ms 3000] [--csv]
  * </pre>
  * The sender times {@code int[]} arrays of 10^1 .. 10^max-exponent elements.
  */
@@ -30,7 +30,7 @@ public final class Serialization {
     static final String USAGE = String.join("\n",
             "usage: Serialization receiver --port P --impl aldeia|jdk",
             "       Serialization sender --host H --port P --impl aldeia|jdk [--max-exponent 6]",
-            "                            [--runs 100] [--big-runs 10] [--warmup 3] [--jit-warmup-ms 500] [--csv]",
+            "                            [--runs 100] [--big-runs 10] [--warmup 3] [--jit-warmup-ms 3000] [--csv]",
             "  arrays of 10^1 .. 10^max-exponent ints (max-exponent 1..7); --runs timed transfers each,",
             "  --big-runs for 10^6 and 10^7; --jit-warmup-ms: untimed transfers of the arrays up to 10^5",
             "  in turn first, so that both JVMs run compiled code (0: none); --csv prints",

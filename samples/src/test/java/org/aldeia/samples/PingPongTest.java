@@ -113,9 +113,11 @@ class PingPongTest {
             }
             List<Integer> seen = lengths.get(10, TimeUnit.SECONDS);
             int warm = seen.size() - sizes.size();
-            assertTrue(warm >= 2 * sizes.size(), "several warm-up rounds in 100 ms: " + warm);
+            int round = PingPongClient.JIT_WARMUP_ROUND;
+            assertTrue(warm >= 2 * sizes.size() * round, "several warm-up rounds in 100 ms: " + warm);
+            assertEquals(0, warm % round, "whole turns of " + round + " round trips: " + warm);
             for (int k = 0; k < warm; k++) {
-                assertEquals(sizes.get(k % sizes.size()), seen.get(k), "warm-up message " + k);
+                assertEquals(sizes.get(k / round % sizes.size()), seen.get(k), "warm-up message " + k);
             }
             assertEquals(sizes, seen.subList(warm, seen.size()), "then each size timed once");
         }
