@@ -150,11 +150,13 @@ class AttackTest {
                 .open(new Kind("truncated hello", HostilePayloads::truncatedHello, false), n, outsider)
                 .open(new Kind("made-up hello", () -> HostilePayloads.hello(ThreadLocalRandom.current().nextInt(), contact),
                         false), n, helloSender(0))
-                .open(new Kind("hello as the client", () -> HostilePayloads.hello(client, contact), false), n, helloSender(1))
-                .open(new Kind("hello as the server", () -> HostilePayloads.hello(server, contact), false), n, helloSender(2))
+                .open(new Kind("hello as the client", () -> HostilePayloads.hello(client, contact), false), n,
+                        helloSender(1))
+                .open(new Kind("hello as the server", () -> HostilePayloads.hello(server, contact), false), n,
+                        helloSender(2))
                 .open(new Kind("made-up proof",
-                        () -> HostilePayloads.helloWithMadeUpProof(unrefutedId(victims.wire, client), contact), false), n,
-                        helloSender(3));
+                        () -> HostilePayloads.helloWithMadeUpProof(unrefutedId(victims.wire, client), contact),
+                        false), n, helloSender(3));
         Set<Integer> deckPorts = new TreeSet<>(ProcessResources.of(victims.server.pid()).listeningPorts());
         deckPorts.remove(victims.port);
         for (int port : deckPorts) {

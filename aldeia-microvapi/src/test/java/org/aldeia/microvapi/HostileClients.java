@@ -26,9 +26,8 @@ import org.slf4j.LoggerFactory;
  * thousand of them cost this side little CPU (real attackers would be on other machines): each
  * sends its payload at once, or one byte every {@link #TRICKLE_MILLIS} (trickling), then waits,
  * reading and dropping what the server says (counted per kind: {@link #heard}), until the server
- * closes it or this is closed. With
- * {@code reopen}, a connection the server closed is replaced {@link #REOPEN_MILLIS} later, so the
- * pressure stays on.
+ * closes it or this is closed. With {@code reopen}, a connection the server closed is replaced
+ * {@link #REOPEN_MILLIS} later, so the pressure stays on.
  */
 final class HostileClients implements AutoCloseable {
 

@@ -58,7 +58,8 @@ final class HostilePayloads {
     /**
      * The bootstrap's start and a whole HELLO on the DECK route: a random public key and nonce,
      * no ticket, and VAPI connection information with the DECK id and contact given (queue pair
-     * 1, mtu 1024, no window, no address). The server answers it with a CHALLENGE.
+     * 1, mtu 1024, no window, no address). A server that cannot refute the identity it claims
+     * answers it with a CHALLENGE; one that can (AttackTest) says nothing.
      */
     static byte[] hello(int deckId, String deckContact) {
         byte[] extra = deckContact.getBytes(StandardCharsets.US_ASCII);

@@ -37,7 +37,8 @@ public final class PingPong {
             "                       [--large 65536,1048576] [--iterations 100] [--warmup 10] [--jit-warmup-ms 3000]",
             "                       [--csv]",
             "  sizes: comma-separated sizes in bytes or start:end:step ranges; --large adds sizes after the sweep;",
-            "  --jit-warmup-ms: untimed round trips of every size in turn first, so that both JVMs run compiled code (0: none);",
+            "  --jit-warmup-ms: untimed round trips of every size in turn first, so that both JVMs run compiled code",
+            "  (0: none);",
             "  size 0 is a round trip of the 4-byte length header alone; --csv prints size,iterations,total_ms lines.");
 
     private PingPong() {

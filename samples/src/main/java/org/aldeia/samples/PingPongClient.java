@@ -21,6 +21,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class PingPongClient {
 
+    /** Round trips of one size per turn of the JIT warm-up. */
+    static final int JIT_WARMUP_ROUND = 20;
+
     private final DataInputStream in;
     private final OutputStream out;
 
@@ -28,9 +31,6 @@ final class PingPongClient {
         this.in = new DataInputStream(socket.getInputStream());
         this.out = socket.getOutputStream();
     }
-
-    /** Round trips of one size per turn of the JIT warm-up. */
-    static final int JIT_WARMUP_ROUND = 20;
 
     /**
      * Measures every size in order, then tells the server the session is over.
