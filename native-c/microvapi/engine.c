@@ -292,24 +292,30 @@ void mv_engine_polling_release(unsigned key)
     __atomic_store_n(&eng.polling, 0, __ATOMIC_RELEASE);
 }
 
-void mv_engine_unmark(void)
+/* Takes the poller's mark off the doorbell; 1 if there was one, and so maybe messages that came
+ * under it and woke nobody. */
+static int clear_mark(void)
 {
     if (!__atomic_exchange_n(&eng.marked, 0, __ATOMIC_SEQ_CST))
-        return;
+        return 0;
     deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
-    /* What came for that key under the mark woke nobody: the receive thread dispatches it (not
-     * this thread, which may hold a queue pair's locks). */
-    deck_mbox_key_ring(&eng.mb, DECK_KEY_ANY);
+    return 1;
+}
+
+void mv_engine_unmark(void)
+{
+    /* What came under the mark: the receive thread dispatches it (not this thread, which may
+     * hold a queue pair's locks). */
+    if (clear_mark())
+        deck_mbox_key_ring(&eng.mb, DECK_KEY_ANY);
 }
 
 void mv_engine_unmark_here(void)
 {
-    if (!__atomic_exchange_n(&eng.marked, 0, __ATOMIC_SEQ_CST))
-        return;
-    deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
     /* The peer's end of stream, typically, which came after the last read: waking the receive
      * thread for it cost more than the rest of a short connection's close. */
-    mv_engine_drain();
+    if (clear_mark())
+        mv_engine_drain();
 }
 
 void mv_engine_other_wait(int enter)
