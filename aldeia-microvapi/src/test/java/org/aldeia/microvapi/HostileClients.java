@@ -116,11 +116,6 @@ final class HostileClients implements AutoCloseable {
     record Heard(int connections, long mostBytes) {
         static final Heard NOTHING = new Heard(0, 0);
 
-        /** One connection that had heard {@code before} bytes and has now heard {@code now}. */
-        Heard add(long before, long now) {
-            return new Heard(connections + (before == 0 ? 1 : 0), Math.max(mostBytes, now));
-        }
-
         Heard merge(Heard other) {
             return new Heard(connections + other.connections, Math.max(mostBytes, other.mostBytes));
         }
@@ -186,7 +181,8 @@ final class HostileClients implements AutoCloseable {
                 if (n > 0) {
                     long before = c.received;
                     c.received += n;
-                    heard.merge(c.kind.name(), Heard.NOTHING.add(before, c.received), Heard::merge);
+                    // a connection counts once, when it first hears something
+                    heard.merge(c.kind.name(), new Heard(before == 0 ? 1 : 0, c.received), Heard::merge);
                 }
             }
             key.interestOps(SelectionKey.OP_READ | (!c.kind.trickle() && c.out.hasRemaining() ? SelectionKey.OP_WRITE : 0));
