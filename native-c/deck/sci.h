@@ -20,7 +20,7 @@
  *   id 1  message segment: DECK_MSEG_SIZE bytes of big message buffers (sci_mseg.c)
  *   id 2+ one mailbox segment per deck_mbox_create (a counter, never reused by the process):
  *         [bell line][senders: N bits, rounded to lines][protocol-3 signals: N bytes, rounded]
- *         N x { protocol-1 ring 64 x 64 B | protocol-2 ctrl_msg line (+ owner) |
+ *         N x { protocol-1 ring 64 x 64 B | owner line |
  *               protocol-3 request line | protocol-2 buffer of DECK_MEDBUF_SIZE }
  *
  * Segment names start with a token (seg.h): a static run's, derived from the run secret; a
@@ -39,9 +39,11 @@
  * Deviations from the 1.0 layout, for names up to DECK_MBOX_NAME_MAX and threads: a name entry
  * is two lines (128 B), and the flow-control areas of protocols 1, 2 and msg_address of
  * protocol 3 share one line per (receiver node, mailbox), so concurrent protocol-3 sends to
- * different mailboxes never share a msg_address. The receiver writes that line on every take;
- * a sender reads it only when it must wait (a full ring, a wrap, a window), so the line stays in
- * the receiver's cache instead of crossing to the sender and back on every message. For the
+ * different mailboxes never share a msg_address. The receiver writes that line on every
+ * protocol-1 take and once per protocol-2 round; a sender reads it only when it must wait (a
+ * full ring, a wrap, a window), so the line stays in the receiver's cache instead of crossing
+ * to the sender and back on every message. Protocol 2 has no control word: the header line
+ * in front of a body is stamped last and polled (sci_p2_header_t). For the
  * lazy start, the name table is not
  * replicated: it holds only the process's own mailboxes, and a lookup (rare, never on the hot
  * path) reads the owner's table remotely; what a sender polls stays in its own memory: the
@@ -84,7 +86,7 @@ typedef struct sci_name {
 typedef struct sci_flow {
     uint32_t p1_read;              /* protocol-1 packets consumed (a counter) */
     uint32_t p3_tag;               /* protocol-3 window number; written after p3_off/p3_len */
-    uint64_t p2_pos;               /* protocol 2: receiver's cursor | round << 32 */
+    uint64_t p2_pos;               /* protocol 2: round << 32, written as the receiver wraps */
     uint64_t p3_off;               /* msg_address: window offset in the receiver's message segment */
     uint64_t p3_len;               /* window length */
     uint8_t  pad[DECK_SEG_LINE - 32];
@@ -98,11 +100,52 @@ typedef struct sci_mark {
     uint32_t refused;              /* the same index: ... because it found an impossible value */
 } sci_mark_t;
 
-/* Protocol-2 header line in front of each body in the protocol-2 buffer. */
+/*
+ * Protocol-2 header line, at the sender's cursor in its protocol-2 buffer; the body starts in
+ * the line itself and goes on in the lines after it:
+ *
+ *     cursor  +0       +8        +12       +16                                  +64
+ *             | stamp  | datalen | (zero)  | body[0..48)                         |
+ *     +64     | body[48..datalen), rounded up to whole lines ...                 |
+ *
+ * The stamp, seq << 32 | the sender's tag (sci_p2_tag), is stored last (release): it is what
+ * the receiver polls at its cursor, so a message that shows is whole and a small one is one or
+ * two lines to move between the CPUs. DECK 1.0 polled a separate control word {next_msg,
+ * round} and read a header line and the body after it: a 64-byte message crossed in four
+ * lines, two of them just to say it was there. A stamp left at that place by an earlier round
+ * (an older seq) or an earlier sender of this node number (another tag; claim_area clears the
+ * first line) is not the message awaited, so it is not taken.
+ *
+ * Wrap-around: a message that does not fit before the end of the buffer goes to its start, in
+ * the next round, once the receiver has taken everything of this one. The sender says so with a
+ * wrap line at its cursor, stamped with the seq of the message that follows (datalen
+ * SCI_P2_WRAP), or with nothing when its cursor is within a line of the end: both sides then
+ * wrap after the message that brought the cursor there. Only then does the receiver write its
+ * position to the sender's flow line (sci_flow_t.p2_pos), which the sender waits for.
+ */
+#define SCI_P2_INLINE  48u         /* body bytes in the header line */
+#define SCI_P2_WRAP    UINT32_MAX  /* datalen of a wrap line: the message stamped goes at 0 */
 typedef struct sci_p2_header {
-    uint32_t datalen, real_datalen, seq;
-    uint8_t  pad[DECK_SEG_LINE - 12];
+    uint64_t stamp;
+    uint32_t datalen;
+    uint32_t zero;
+    uint8_t  body[SCI_P2_INLINE];
 } sci_p2_header_t;
+_Static_assert(sizeof(sci_p2_header_t) == DECK_SEG_LINE, "a protocol-2 header is one line");
+
+/* The stamp of message `seq` of the sender whose nonce is `owner`: its tag is never 0, so a
+ * cleared line shows no message. */
+static inline uint64_t sci_p2_stamp(uint32_t seq, uint64_t owner)
+{
+    return (uint64_t)seq << 32 | ((uint32_t)(owner ^ owner >> 32) | 1u);
+}
+
+/* The protocol-2 buffer taken by a message of len bytes: its header line and the lines of the
+ * rest of its body. */
+static inline size_t sci_p2_need(size_t len)
+{
+    return DECK_SEG_LINE + (len > SCI_P2_INLINE ? deck_seg_roundup(len - SCI_P2_INLINE) : 0);
+}
 
 /* Protocol-3 request line: what the signal byte asks for. `filled` acknowledges a window that
  * is not the last (chunked fallback); the last one is acknowledged by the -1 signal. */
@@ -181,8 +224,7 @@ deck_bell_t *sci_mbox_bell(void *mbox_seg);
 uint64_t    *sci_mbox_senders(void *mbox_seg);     /* N bits, one per sender that bound */
 uint8_t     *sci_mbox_signal(void *mbox_seg, int sender);
 uint8_t     *sci_mbox_ring(void *mbox_seg, int sender);
-uint64_t    *sci_mbox_ctrl(void *mbox_seg, int sender);
-uint64_t    *sci_mbox_owner(void *mbox_seg, int sender);    /* the bound sender's nonce */
+uint64_t    *sci_mbox_owner(void *mbox_seg, int sender);    /* the bound sender's nonce, a line */
 sci_p3_request_t *sci_mbox_request(void *mbox_seg, int sender);
 uint8_t     *sci_mbox_medbuf(void *mbox_seg, int sender);
 /* ---- peers (sci_transport.c) ---- */

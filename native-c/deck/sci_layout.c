@@ -6,8 +6,8 @@
 #include "sci.h"
 
 #define MBOX_AREA_P1    0
-#define MBOX_AREA_CTRL  (SCI_P1_SLOTS * DECK_SEG_LINE)
-#define MBOX_AREA_REQ   (MBOX_AREA_CTRL + DECK_SEG_LINE)
+#define MBOX_AREA_OWNER (SCI_P1_SLOTS * DECK_SEG_LINE)
+#define MBOX_AREA_REQ   (MBOX_AREA_OWNER + DECK_SEG_LINE)
 #define MBOX_AREA_BUF   (MBOX_AREA_REQ + DECK_SEG_LINE)
 
 /* ---- control segment ---- */
@@ -62,7 +62,6 @@ deck_bell_t *sci_mbox_bell(void *seg)               { return seg; }
 uint64_t    *sci_mbox_senders(void *seg)            { return (uint64_t *)((char *)seg + DECK_SEG_LINE); }
 uint8_t     *sci_mbox_signal(void *seg, int sender) { return (uint8_t *)seg + signals_off() + sender; }
 uint8_t     *sci_mbox_ring(void *seg, int sender)   { return (uint8_t *)area(seg, sender) + MBOX_AREA_P1; }
-uint64_t    *sci_mbox_ctrl(void *seg, int sender)   { return (uint64_t *)(area(seg, sender) + MBOX_AREA_CTRL); }
-uint64_t    *sci_mbox_owner(void *seg, int sender)  { return sci_mbox_ctrl(seg, sender) + 1; }
+uint64_t    *sci_mbox_owner(void *seg, int sender)  { return (uint64_t *)(area(seg, sender) + MBOX_AREA_OWNER); }
 sci_p3_request_t *sci_mbox_request(void *seg, int sender) { return (sci_p3_request_t *)(area(seg, sender) + MBOX_AREA_REQ); }
 uint8_t     *sci_mbox_medbuf(void *seg, int sender) { return (uint8_t *)area(seg, sender) + MBOX_AREA_BUF; }

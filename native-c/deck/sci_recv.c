@@ -16,8 +16,9 @@
  * mailbox's retrieves with DECK_EPROTO naming the segment and what was wrong (violation()), and
  * tells the sender (the gone word of its mark entry), so neither side waits for ever: an area
  * bound by a process the mailbox does not admit (deck_mbox_watch: its peer's node and nonce
- * only), a sequence gap or a number from the past, a length
- * beyond a buffer or the mailbox's limit, a protocol-2 round or count that was never sent.
+ * only), a sequence gap, a length beyond a buffer or the mailbox's limit, a protocol-2 wrap
+ * line where none can be. A protocol-2 stamp that is not the one awaited is not a message:
+ * the place holds what an earlier round or sender left there until the message comes (sci.h).
  *
  * Protocol 3 receives in place when the receiving message's buffer lies in the message segment
  * (deck_msg_create above DECK_MSG_BUF_LIMIT puts it there); otherwise it falls back to a chunked
@@ -26,6 +27,7 @@
  * protocol-2 buffer so that it needs no second flow control).
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +39,7 @@
 typedef struct sci_from {          /* one mailbox's receiving state for one sending node */
     uint64_t owner;                /* the nonce of the sending process this state belongs to */
     int      src;                  /* its DECK id (deck_msg_t.src), -1 when not introduced */
-    uint32_t seq, p1_read, p2_cursor, p2_next, p2_round, p3_tag;
+    uint32_t seq, p1_read, p2_cursor, p2_round, p3_tag;
     uint8_t  p3_next;
     int      broken;               /* the sender died in the middle of a protocol-3 message */
 } sci_from_t;
@@ -73,7 +75,7 @@ typedef struct sci_in {
 } sci_in_t;
 
 static void ring_sender(int node) { deck_bell_ring(sci_ctl_bell(node)); }
-/* After a take's seq_cst store of p1_read or p2_pos: a sender waits for those only after it
+/* After a seq_cst store of p1_read or p2_pos: a sender waits for those only after it
  * armed its bell and looked at them again (sci_send.c wait_flow), so a bell nobody is armed on
  * need not be rung, and is not pulled across on every take. */
 static void ring_sender_if_waiting(int node) { deck_bell_ring_armed(sci_ctl_bell(node)); }
@@ -240,35 +242,46 @@ static int take_p1(sci_in_t *in, int i, const uint8_t *pkt, uint8_t flag, deck_m
     return 1;
 }
 
-/* `at` is the header in the sender's buffer; h, the copy of it that was checked and is used (the
- * sender could change the one in shared memory between a check and a use). */
-static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, const sci_p2_header_t *h, deck_msg_t *msg)
+/* The sender's protocol-2 buffer wraps (sci.h): the next round starts at its beginning, and
+ * the sender, which waits for that before it writes there, is told. */
+static void p2_wrap(sci_in_t *in, int i)
 {
     sci_from_t *st = &in->from[i];
-    if (h->datalen > h->real_datalen || h->real_datalen != deck_seg_roundup(h->datalen)
-        || h->real_datalen > sci.cfg.medbuf - DECK_SEG_LINE - st->p2_cursor)
-        return violation(in, i, "a protocol-2 header of %u (%u) bytes at %u of a %zu-byte buffer", h->datalen,
-                         h->real_datalen, st->p2_cursor, sci.cfg.medbuf);
+    st->p2_round = (st->p2_round + 1) & 0xff;
+    st->p2_cursor = 0;
+    sci_flow_t *f = sender_flow(in, i);
+    if (f) {
+        __atomic_store_n(&f->p2_pos, (uint64_t)st->p2_round << 32, __ATOMIC_SEQ_CST);
+        ring_sender_if_waiting(i);
+    }
+}
+
+/* The message of len bytes whose header line is `at` (len read once, from the line the stamp
+ * showed). Nothing is written to the sender per message: its buffer is given back a round at
+ * a time (p2_wrap). */
+static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, uint32_t len, deck_msg_t *msg)
+{
+    sci_from_t *st = &in->from[i];
+    size_t need = sci_p2_need(len);
+    if (len > sci.cfg.medbuf || need > sci.cfg.medbuf - st->p2_cursor)
+        return violation(in, i, "a protocol-2 message of %u bytes at %u of a %zu-byte buffer", len,
+                         st->p2_cursor, sci.cfg.medbuf);
+    const char *body = (const char *)at + offsetof(sci_p2_header_t, body);
     if (in->sink) {
-        /* In place: the sender reuses this part of its buffer only once the cursor below is
-         * reported, after fn. It may still write into it meanwhile (deck.h: fn reads once). */
-        deck_msg_t view = { .buf = (char *)(at + 1), .size = h->datalen, .len = h->datalen, .src = st->src };
+        /* In place: the sender reuses this part of its buffer only in its next round, after
+         * fn. It may still write into it meanwhile (deck.h: fn reads once). */
+        deck_msg_t view = { .buf = (char *)body, .size = len, .len = len, .src = st->src };
         in->sink->fn(&view, in->sink->arg);
         in->sink->done = 1;
     } else {
-        if (h->datalen > msg->size) return truncated(h->datalen, msg, 2);
-        memcpy(msg->buf, at + 1, h->datalen);
-        msg->len = h->datalen;
+        if (len > msg->size) return truncated(len, msg, 2);
+        memcpy(msg->buf, body, len);
+        msg->len = len;
         msg->pos = 0;
     }
-    st->p2_cursor += DECK_SEG_LINE + h->real_datalen;
-    st->p2_next++;
+    st->p2_cursor += (uint32_t)need;
     st->seq++;
-    sci_flow_t *f = sender_flow(in, i);
-    if (f) {
-        __atomic_store_n(&f->p2_pos, st->p2_cursor | (uint64_t)st->p2_round << 32, __ATOMIC_SEQ_CST);
-        ring_sender_if_waiting(i);
-    }
+    if (st->p2_cursor > sci.cfg.medbuf - DECK_SEG_LINE) p2_wrap(in, i);   /* no room for a header line */
     return 1;
 }
 
@@ -349,9 +362,6 @@ static int admitted(const sci_admits_t *a, int i, uint64_t owner)
     return a->any || (a->node == i && (!a->nonce || a->nonce == owner));
 }
 
-/* How far protocol 2 may run ahead of the message taken next: what the ring and the buffer hold. */
-static int32_t most_ahead(void) { return SCI_P1_SLOTS + (int32_t)(sci.cfg.medbuf / DECK_SEG_LINE) + 1; }
-
 int sci_deck_id_of(int node, uint64_t nonce)
 {
     if (sci.deck_id_of) return sci.deck_id_of(node, nonce);
@@ -365,7 +375,13 @@ static int took(int r, const sci_from_t *st, deck_msg_t *msg)
     return r;
 }
 
-static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits)
+static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits);
+
+#define LOOK_AGAIN 2   /* look_at: a later message showed, the one awaited did not (yet) */
+
+/* One look at sender i's area for the message numbered st->seq: 1 taken, 0 none, LOOK_AGAIN
+ * (unless `last`), or a negative DECK_E*. */
+static int look_at(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits, int last)
 {
     sci_from_t *st = &in->from[i];
     void *seg = in->seg.addr;
@@ -395,31 +411,18 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
     int p1_there = (flag & 0xc0) == (0x80 | ((st->p1_read / SCI_P1_SLOTS) & 1) << 6);
     int p1 = p1_there && pkt[62] == (uint8_t)st->seq;
 
-    uint64_t ctrl = __atomic_load_n(sci_mbox_ctrl(seg, i), __ATOMIC_ACQUIRE);
-    uint32_t round = (uint32_t)(ctrl >> 32);
-    if (round != st->p2_round) {
-        /* The sender began a new round: it waited until we had taken all of the last one. */
-        if (round != ((st->p2_round + 1) & 0xff))
-            return violation(in, i, "protocol-2 round %u after round %u", round, st->p2_round);
-        st->p2_round = round;
-        st->p2_cursor = 0;
-        st->p2_next = 0;
+    const sci_p2_header_t *at = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
+    uint64_t stamp = __atomic_load_n(&at->stamp, __ATOMIC_ACQUIRE), ours = sci_p2_stamp(st->seq, st->owner);
+    if (stamp == ours) {
+        uint32_t len = __atomic_load_n(&at->datalen, __ATOMIC_RELAXED);   /* read once */
+        if (len != SCI_P2_WRAP) return took(take_p2(in, i, at, len, msg), st, msg);
+        if (st->p2_cursor == 0) return violation(in, i, "a protocol-2 wrap line at the start of its buffer");
+        p2_wrap(in, i);
+        return take_from(in, entry, i, msg, admits);   /* the message comes at the start */
     }
-    uint32_t pending = (uint32_t)ctrl - st->p2_next;
-    if (pending > sci.cfg.medbuf / DECK_SEG_LINE)
-        return violation(in, i, "%u protocol-2 messages waiting, more than its buffer holds", pending);
-    if (pending) {
-        /* A header line past medbuf - 64 does not fit: a sender starts a new round instead. */
-        if (st->p2_cursor > sci.cfg.medbuf - DECK_SEG_LINE)
-            return violation(in, i, "%u protocol-2 messages waiting past the end of its buffer", pending);
-        const sci_p2_header_t *at = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
-        sci_p2_header_t h;
-        memcpy(&h, at, sizeof h);          /* read once: checked and used as one */
-        int32_t ahead = (int32_t)(h.seq - st->seq);
-        if (ahead == 0) return took(take_p2(in, i, at, &h, msg), st, msg);
-        if (ahead < 0 || ahead > most_ahead())
-            return violation(in, i, "protocol-2 message number %u when number %u comes next", h.seq, st->seq);
-    }
+    /* A later message of this sender at the cursor (not one of an older round, nor another
+     * sender's: those are only what the place held before). */
+    int p2_later = (uint32_t)stamp == (uint32_t)ours && (int32_t)((uint32_t)(stamp >> 32) - st->seq) > 0;
     const sci_p3_request_t *req = sci_mbox_request(seg, i);
     if (__atomic_load_n(sci_mbox_signal(seg, i), __ATOMIC_ACQUIRE) == st->p3_next && req->seq == st->seq) {
         uint64_t size = __atomic_load_n(&req->size, __ATOMIC_RELAXED);   /* read once */
@@ -429,10 +432,20 @@ static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sc
         return took(take_p3(in, i, (size_t)size, msg), st, msg);
     }
     if (p1) return took(take_p1(in, i, pkt, flag, msg), st, msg);
-    /* A packet of a later message is there, so everything before it is too (the sender's stores
-     * are ordered): the message taken next is missing. */
+    /* A later message is there, so everything before it is too (the sender's stores are
+     * ordered), but maybe only since its protocol was looked at: one more look, and if the
+     * message awaited is still missing, the sender skipped it. */
+    if ((p1_there || p2_later) && !last) return LOOK_AGAIN;
     if (p1_there) return violation(in, i, "message number %u (low byte) came when number %u is next", pkt[62], st->seq);
+    if (p2_later) return violation(in, i, "protocol-2 message number %u came when number %u is next",
+                                   (uint32_t)(stamp >> 32), st->seq);
     return 0;
+}
+
+static int take_from(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_admits_t *admits)
+{
+    int r = look_at(in, entry, i, msg, admits, 0);
+    return r == LOOK_AGAIN ? look_at(in, entry, i, msg, admits, 1) : r;
 }
 
 /* The first node in [from, to) whose bit is set; -1 when none. */

@@ -1,8 +1,9 @@
 /*
  * Sending side of the three DECK/SCI protocols (deck.md "DECK/SCI"):
  *   protocol 1, 0..62 B: one 64-byte packet in the per-sender ring of the mailbox;
- *   protocol 2, 63 B..DECK_MSG_BUF_LIMIT: header + body in the per-sender buffer, flush, then
- *     one control word {next_msg, round}; wrap-around by rounds;
+ *   protocol 2, 63 B..DECK_MSG_BUF_LIMIT: the body, then its header line in front of it (which
+ *     holds the body's first bytes) in the per-sender buffer, stamped last; wrap-around by
+ *     rounds (sci.h draws it);
  *   protocol 3, above: rendezvous, the data written straight into the receiver's buffer.
  * One sequence number per (this process, mailbox) is shared by the three so that the receiver
  * keeps their order. Threads of one process posting to one mailbox take turns on its lock.
@@ -24,7 +25,7 @@ typedef struct sci_out {
     int        broken;             /* a protocol step failed half-way: the stream is unusable */
     struct timespec next_check;    /* when to look again whether the receiver lives */
     deck_seg_t seg;
-    uint32_t   seq, p1_sent, p2_cursor, p2_next, p2_round, p3_tag;
+    uint32_t   seq, p1_sent, p2_cursor, p2_round, p3_tag;
     uint32_t   p1_read_seen;       /* the receiver's p1_read when last read: room known without a look */
     uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
     int        unrung;             /* a quiet post woke nobody since the last plain or keyed ring */
@@ -108,7 +109,7 @@ static void claim_area(void *seg)
 {
     memset(sci_mbox_ring(seg, sci.self), 0, SCI_P1_SLOTS * DECK_SEG_LINE);
     memset(sci_mbox_request(seg, sci.self), 0, sizeof(sci_p3_request_t));
-    __atomic_store_n(sci_mbox_ctrl(seg, sci.self), 0, __ATOMIC_RELAXED);
+    memset(sci_mbox_medbuf(seg, sci.self), 0, sizeof(sci_p2_header_t));   /* where it looks first */
     __atomic_store_n(sci_mbox_signal(seg, sci.self), 0, __ATOMIC_RELAXED);
     __atomic_store_n(sci_mbox_owner(seg, sci.self), sci.nonce, __ATOMIC_RELEASE);
     __atomic_fetch_or(sci_mbox_senders(seg) + sci.self / 64, 1ull << (sci.self % 64), __ATOMIC_SEQ_CST);
@@ -150,7 +151,7 @@ static int bind(sci_out_t *o, int node, int index)
                        "DECK_MEDBUF_SIZE differs between the processes", e.name, node);
     }
     o->broken = 0;
-    o->seq = o->p1_sent = o->p1_read_seen = o->p2_cursor = o->p2_next = o->p2_round = o->p3_tag = 0;
+    o->seq = o->p1_sent = o->p1_read_seen = o->p2_cursor = o->p2_round = o->p3_tag = 0;
     o->p3_next = 1;
     if (rc) return rc;
     claim_area(o->seg.addr);
@@ -176,15 +177,13 @@ static int p1_room(sci_out_t *o, sci_flow_t *f)
     return unread < SCI_P1_SLOTS;
 }
 
-/* The receiver reports its cursor in this round, or still the end of the last one when it has
- * taken nothing of this round yet. */
+/* The receiver reports the round it went on to when it wrapped (sci.h): still ours until it
+ * has taken everything of it, then the next. */
 static int p2_caught_up(sci_out_t *o, sci_flow_t *f)
 {
     uint64_t pos = __atomic_load_n(&f->p2_pos, __ATOMIC_SEQ_CST);
-    uint32_t round = (uint32_t)(pos >> 32), cursor = (uint32_t)pos;
-    if (round == ((o->p2_round - 1) & 0xff) && cursor <= sci.cfg.medbuf) return 0;
-    if (round != o->p2_round || cursor > o->p2_cursor) return -1;
-    return cursor == o->p2_cursor;
+    if (pos == (uint64_t)o->p2_round << 32) return 0;
+    return pos == (uint64_t)((o->p2_round + 1) & 0xff) << 32 ? 1 : -1;
 }
 
 static int p3_window(sci_out_t *o, sci_flow_t *f)
@@ -258,25 +257,36 @@ static int post_p1(sci_out_t *o, int node, const struct iovec *iov, int cnt, siz
     return DECK_OK;
 }
 
+/* Writes the header line at the cursor, datalen and first bytes, then its stamp, last. */
+static void p2_stamp(sci_out_t *o, sci_p2_header_t *at, uint32_t datalen)
+{
+    at->datalen = datalen;
+    at->zero = 0;
+    deck_seg_flush();              /* the body is in place before the stamp shows it */
+    __atomic_store_n(&at->stamp, sci_p2_stamp(o->seq, sci.nonce), __ATOMIC_RELEASE);
+}
+
 static int post_p2(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
 {
-    size_t real = deck_seg_roundup(len), need = DECK_SEG_LINE + real;
+    size_t need = sci_p2_need(len);
+    uint8_t *buf = sci_mbox_medbuf(o->seg.addr, sci.self);
     if (o->p2_cursor + need > sci.cfg.medbuf) {
-        /* Wrap-around: once the receiver has taken everything of this round, start the next
-         * round at the beginning of the buffer. */
+        /* Wrap-around (sci.h): a wrap line where there is room for one, then, once the receiver
+         * has taken everything of this round, the next round at the start of the buffer. */
+        if (o->p2_cursor <= sci.cfg.medbuf - DECK_SEG_LINE) {
+            p2_stamp(o, (sci_p2_header_t *)(buf + o->p2_cursor), SCI_P2_WRAP);
+            ring_receiver(o, -1);   /* whoever retrieves next takes the wrap */
+        }
         int rc = wait_flow(o, node, p2_caught_up, "the protocol-2 buffer to empty");
         if (rc) return rc;
         o->p2_round = (o->p2_round + 1) & 0xff;
         o->p2_cursor = 0;
-        o->p2_next = 0;
     }
-    uint8_t *at = sci_mbox_medbuf(o->seg.addr, sci.self) + o->p2_cursor;
-    sci_p2_header_t h = { .datalen = (uint32_t)len, .real_datalen = (uint32_t)real, .seq = o->seq };
-    memcpy(at, &h, sizeof h);
-    deck_gather_copy(at + sizeof h, iov, cnt, 0, len);
-    deck_seg_flush();              /* the body is in place before the control word shows it */
-    o->p2_next++;
-    __atomic_store_n(sci_mbox_ctrl(o->seg.addr, sci.self), o->p2_next | (uint64_t)o->p2_round << 32, __ATOMIC_RELEASE);
+    sci_p2_header_t *at = (sci_p2_header_t *)(buf + o->p2_cursor);
+    size_t inline_len = len < SCI_P2_INLINE ? len : SCI_P2_INLINE;
+    if (len > inline_len) deck_gather_copy(at + 1, iov, cnt, inline_len, len - inline_len);
+    deck_gather_copy(at->body, iov, cnt, 0, inline_len);
+    p2_stamp(o, at, (uint32_t)len);
     o->p2_cursor += (uint32_t)need;
     o->seq++;
     ring_receiver(o, key);

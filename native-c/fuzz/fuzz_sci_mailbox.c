@@ -14,12 +14,13 @@
  * bitmap and node 1's area filled from the input, in this order (a part the input does not
  * reach is zero, as a fresh segment is):
  *
- *     [0,64)        protocol-2 control line: ctrl word {next_msg, round << 32}, owner nonce, ...;
- *                   byte 16 (padding no protocol reads) picks the mailbox's watch: low 2 bits
- *                   0 or 3 node 1 (deck_mbox_watch), 1 none (admits any process), 2 DECK_NOBODY
+ *     [0,64)        owner line: the owner nonce, then padding; byte 16 (which no protocol
+ *                   reads) picks the mailbox's watch: low 2 bits 0 or 3 node 1
+ *                   (deck_mbox_watch), 1 none (admits any process), 2 DECK_NOBODY
  *     [64,128)      protocol-3 request line {seq, filled, size}
  *     [128]         protocol-3 signal byte
- *     [129,1153)    protocol-2 buffer (DECK_MEDBUF_SIZE): header lines and bodies
+ *     [129,1153)    protocol-2 buffer (DECK_MEDBUF_SIZE): stamped header lines, each holding
+ *                   the first 48 bytes of its body, the rest of the body after it (sci.h)
  *     [1153,5249)   protocol-1 ring: 64 packets of 64 bytes (byte 62 seq, byte 63 flag)
  *
  * then four retrieves that only look (timeout 0): 2048, 100, 2048, 2048 bytes; then the mailbox
@@ -102,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!seg) fuzz_die("no segment for mailbox %d", mb.index);
 
     const uint8_t *at = data, *end = data + size;
-    fill(sci_mbox_ctrl(seg, SENDER), DECK_SEG_LINE, &at, end);        /* ctrl word, then the owner */
+    fill(sci_mbox_owner(seg, SENDER), DECK_SEG_LINE, &at, end);
     fill(sci_mbox_request(seg, SENDER), DECK_SEG_LINE, &at, end);
     fill(sci_mbox_signal(seg, SENDER), 1, &at, end);
     fill(sci_mbox_medbuf(seg, SENDER), MEDBUF, &at, end);

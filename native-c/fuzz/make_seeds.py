@@ -102,7 +102,7 @@ def frames():
           + data(OPEN, pat[:5]))
 
 
-# ---- fuzz_sci_mailbox: node 1's area: ctrl line, request line, signal, medbuf 1024, ring 64 x 64 ----
+# ---- fuzz_sci_mailbox: node 1's area: owner line, request line, signal, medbuf 1024, ring 64 x 64 ----
 MEDBUF = 1024
 OWNER = 0x5eed0000cafe0001
 
@@ -110,11 +110,11 @@ OWNER = 0x5eed0000cafe0001
 WATCH_NODE1, WATCH_NONE, WATCH_NOBODY = 0, 1, 2
 
 
-def area(ctrl=0, owner=OWNER, req=(0, 0, 0), signal=0, medbuf=b"", ring=b"", watch=WATCH_NODE1):
-    line_ctrl = struct.pack("<QQB", ctrl, owner, watch).ljust(64, b"\0")
+def area(owner=OWNER, req=(0, 0, 0), signal=0, medbuf=b"", ring=b"", watch=WATCH_NODE1):
+    line_owner = struct.pack("<QQB", owner, 0, watch).ljust(64, b"\0")
     line_req = struct.pack("<IIQ", *req).ljust(64, b"\0")
     assert len(medbuf) <= MEDBUF and len(ring) <= 64 * 64
-    out = line_ctrl + line_req + bytes([signal])
+    out = line_owner + line_req + bytes([signal])
     if ring:
         out += medbuf.ljust(MEDBUF, b"\0") + ring
     else:
@@ -127,9 +127,25 @@ def p1_packet(payload, seq, lap=0):
     return payload.ljust(62, b"\0") + bytes([seq & 0xff, 0x80 | (lap & 1) << 6 | len(payload)])
 
 
-def p2_message(payload, seq):
-    real = (len(payload) + 63) // 64 * 64
-    return struct.pack("<III", len(payload), real, seq).ljust(64, b"\0") + payload.ljust(real, b"\0")
+def p2_stamp(seq, owner=OWNER):
+    """seq << 32 | the sender's tag (sci.h sci_p2_stamp)."""
+    return (seq & 0xffffffff) << 32 | ((owner ^ owner >> 32) & 0xffffffff | 1)
+
+
+P2_WRAP = 0xffffffff
+
+
+def p2_header(datalen, seq, owner=OWNER):
+    """A header line without its body: stamp, datalen, zero (sci.h)."""
+    return struct.pack("<QII", p2_stamp(seq, owner), datalen, 0).ljust(64, b"\0")
+
+
+def p2_message(payload, seq, owner=OWNER):
+    """Header line holding the first 48 bytes, then the rest in whole lines."""
+    rest = payload[48:]
+    real = (len(rest) + 63) // 64 * 64
+    head = struct.pack("<QII", p2_stamp(seq, owner), len(payload), 0) + payload[:48].ljust(48, b"\0")
+    return head + rest.ljust(real, b"\0")
 
 
 def sci():
@@ -138,7 +154,7 @@ def sci():
     write(t, "p1_one", area(ring=p1_packet(b"hello", 0)))
     write(t, "p1_one_unwatched", area(ring=p1_packet(b"hello", 0), watch=WATCH_NONE))
     write(t, "p1_one_nobody", area(ring=p1_packet(b"hello", 0), watch=WATCH_NOBODY))
-    write(t, "p2_one_unwatched", area(ctrl=1, medbuf=p2_message(pat[:100], 0), watch=WATCH_NONE))
+    write(t, "p2_one_unwatched", area(medbuf=p2_message(pat[:100], 0), watch=WATCH_NONE))
     write(t, "p1_four", area(ring=b"".join(p1_packet(pat[:n], k) for k, n in enumerate((0, 62, 1, 30)))))
     write(t, "p1_too_long", area(ring=pat[:62] + bytes([0, 0x80 | 63])))
     write(t, "p1_wrong_lap", area(ring=p1_packet(b"lap", 0, lap=1)))
@@ -147,16 +163,17 @@ def sci():
     write(t, "p1_truncated", area(ring=p1_packet(b"x" * 62, 0) + p1_packet(pat[:62], 1) + p1_packet(b"y", 2)))
     full_ring = b"".join(p1_packet(pat[k:k + 40], k) for k in range(64))
     write(t, "p1_full_ring", area(ring=full_ring))
-    write(t, "p2_one", area(ctrl=1, medbuf=p2_message(pat[:100], 0)))
-    write(t, "p2_three", area(ctrl=3, medbuf=p2_message(pat[:100], 0) + p2_message(pat[:256], 1)
-                                            + p2_message(pat[:63], 2)))
-    write(t, "p2_truncated", area(ctrl=2, medbuf=p2_message(pat[:64], 0) + p2_message(pat[:200], 1)))
-    write(t, "p2_fills_buffer", area(ctrl=1, medbuf=p2_message(pat[:960], 0)))
-    write(t, "p2_round1", area(ctrl=1 | 1 << 32, medbuf=p2_message(pat[:80], 0)))
-    write(t, "p2_bad_header", area(ctrl=1, medbuf=struct.pack("<III", 300, 64, 0).ljust(64, b"\0")))
-    write(t, "p2_header_past_buffer", area(ctrl=1, medbuf=struct.pack("<III", 100, 4096, 0).ljust(64, b"\0")))
-    write(t, "p2_wrong_seq", area(ctrl=1, medbuf=p2_message(pat[:100], 5)))
-    write(t, "p1_p2_interleaved", area(ctrl=2, medbuf=p2_message(pat[:70], 0) + p2_message(pat[:90], 2),
+    write(t, "p2_one", area(medbuf=p2_message(pat[:100], 0)))
+    write(t, "p2_three", area(medbuf=p2_message(pat[:100], 0) + p2_message(pat[:256], 1) + p2_message(pat[:63], 2)))
+    write(t, "p2_truncated", area(medbuf=p2_message(pat[:64], 0) + p2_message(pat[:200], 1)))
+    write(t, "p2_fills_buffer", area(medbuf=p2_message(pat[:1008], 0)))
+    write(t, "p2_wrap", area(medbuf=p2_message(pat[:80], 0) + p2_header(P2_WRAP, 1)))
+    write(t, "p2_wrap_at_start", area(medbuf=p2_header(P2_WRAP, 0)))
+    write(t, "p2_too_long", area(medbuf=p2_header(2000, 0)))
+    write(t, "p2_past_buffer", area(medbuf=p2_message(pat[:900], 0) + p2_header(100, 1)))
+    write(t, "p2_wrong_seq", area(medbuf=p2_message(pat[:100], 5)))
+    write(t, "p2_other_sender", area(medbuf=p2_message(pat[:100], 0, owner=OWNER + 2)))
+    write(t, "p1_p2_interleaved", area(medbuf=p2_message(pat[:70], 0) + p2_message(pat[:90], 2),
                                        ring=p1_packet(b"one", 1) + p1_packet(b"three", 3)))
     write(t, "p3_request", area(req=(0, 0, 1000), signal=1))
     write(t, "p3_request_small", area(req=(0, 0, 90), signal=1))
