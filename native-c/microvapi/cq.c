@@ -291,13 +291,15 @@ static int settled_locked(const char *fn, struct mv_cq *cq, unsigned wakeups, ui
     return 0;
 }
 
-/* The keyed wait of a progressing CQ (see the top): bell, look at the CQ, drain, look again,
- * sleep on the key with the bell read first, so a ring after that read is never missed. A
- * reader that waits alone (the poller) first polls the mailbox itself, holding the turn, for
- * DECK's polling window (a fresh one after each message it dispatches): it takes a message the
- * moment it is there, as a reader inside a retrieve did (polling the bell instead cost a cache
- * line more per message). The doorbell says which key it looks for, so its messages wake
- * nobody (engine.c, mv_engine_polling_release). */
+/* The keyed wait of a progressing CQ (see the top): look at the CQ, read the bell, drain, look
+ * again, sleep on the key, so a ring after that read is never missed. A reader that waits
+ * alone (the poller) first polls the mailbox itself, holding the turn, for DECK's polling
+ * window (a fresh one after each message it dispatches): it takes a message the moment it is
+ * there, as a reader inside a retrieve did (polling the bell instead cost a cache line more per
+ * message). The doorbell says which key it looks for, so its messages wake nobody (engine.c,
+ * mv_engine_polling_release), and it reads the bell only once it stops polling: every sender's
+ * ring writes the bell's line, and a read of it after each message took that line from the
+ * sender's CPU and back. */
 static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
                              VAPI_wc_desc_t *wc, unsigned key)
 {
@@ -305,7 +307,6 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
     int poller = mv_engine_polling_take(key), polling = poller;
     VAPI_ret_t ret;
     for (;;) {
-        uint32_t seen = mv_engine_seen();
         pthread_mutex_lock(&cq->lock);
         int done = settled_locked(fn, cq, wakeups, deadline, wc, &ret);
         pthread_mutex_unlock(&cq->lock);
@@ -316,6 +317,7 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
                 continue;
             polling = 0;   /* the window is over, or another thread drains */
         }
+        uint32_t seen = mv_engine_seen();
         mv_engine_drain();
         pthread_mutex_lock(&cq->lock);
         done = settled_locked(fn, cq, wakeups, deadline, wc, &ret);

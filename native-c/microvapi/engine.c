@@ -254,13 +254,20 @@ void mv_engine_reader_enter(void) { __atomic_fetch_add(&eng.keyed_readers, 1, __
 void mv_engine_reader_leave(void) { __atomic_fetch_sub(&eng.keyed_readers, 1, __ATOMIC_RELAXED); }
 
 /* The doorbell says the poller looks for key, while nobody else blocks: a message for it wakes
- * nobody. A thread that blocks otherwise takes the mark away first (mv_engine_unmark); the
- * mark is stored only when it changes. */
+ * nobody. A thread that blocks otherwise takes the mark away first (mv_engine_unmark). The mark
+ * is stored only when it changes, and this process alone stores it, so mark_shown tells
+ * without a look at the doorbell's line, which a sender's ring has just taken to its CPU: the
+ * reader that looked there after each message paid for a line crossing (and so did the next
+ * ring). mark_shown is stored before the doorbell here and after it in clear_mark, so that
+ * when the two race it may say "not shown" of a mark that is, never the other way round. */
 static void mark_poller(unsigned key)
 {
     if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) == 0) {
         __atomic_store_n(&eng.marked, 1, __ATOMIC_SEQ_CST);
-        deck_mbox_key_poller(&eng.mb, (int)key);
+        if (__atomic_load_n(&eng.mark_shown, __ATOMIC_RELAXED) != key + 1) {
+            __atomic_store_n(&eng.mark_shown, key + 1, __ATOMIC_SEQ_CST);
+            deck_mbox_key_poller(&eng.mb, (int)key);
+        }
         if (__atomic_load_n(&eng.other_waiters, __ATOMIC_SEQ_CST) > 0)
             mv_engine_unmark();   /* a writer came meanwhile and may have missed the mark */
     }
@@ -299,6 +306,7 @@ static int clear_mark(void)
     if (!__atomic_exchange_n(&eng.marked, 0, __ATOMIC_SEQ_CST))
         return 0;
     deck_mbox_key_poller(&eng.mb, DECK_KEY_ANY);
+    __atomic_store_n(&eng.mark_shown, 0, __ATOMIC_SEQ_CST);
     return 1;
 }
 
@@ -428,6 +436,7 @@ static void engine_stop(void)
     eng.ncontrols = eng.control_head = 0;
     eng.busy = eng.busy_daemon = eng.kick_pending = 0;
     eng.keyed = eng.polling = eng.keyed_readers = eng.marked = eng.other_waiters = 0;
+    eng.mark_shown = 0;
     eng.pollers = 0;
     pthread_cond_destroy(&eng.recv_cv);
     pthread_cond_destroy(&eng.send_cv);

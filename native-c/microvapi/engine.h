@@ -54,6 +54,7 @@ struct mv_engine {
     int             keyed, polling;
     int             keyed_readers;     /* readers inside a keyed wait (cq.c) */
     int             marked;            /* the doorbell's poller mark is set (mv_engine_polling_take) */
+    unsigned        mark_shown;        /* the mark last stored on the doorbell (key + 1, 0: none) */
     int             other_waiters;     /* threads blocked on a CQ that is not a reader's (writers) */
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
