@@ -116,12 +116,15 @@ typedef struct sci_mark {
  * (an older seq) or an earlier sender of this node number (another tag; claim_area clears the
  * first line) is not the message awaited, so it is not taken.
  *
- * Wrap-around: a message that does not fit before the end of the buffer goes to its start, in
- * the next round, once the receiver has taken everything of this one. The sender says so with a
- * wrap line at its cursor, stamped with the seq of the message that follows (datalen
- * SCI_P2_WRAP), or with nothing when its cursor is within a line of the end: both sides then
- * wrap after the message that brought the cursor there. Only then does the receiver write its
- * position to the sender's flow line (sci_flow_t.p2_pos), which the sender waits for.
+ * Wrap-around: a round ends after the message that leaves less room than the largest message
+ * takes (sci_p2_round_over); the next protocol-2 message goes to the start of the buffer, in
+ * the next round, once the receiver has taken everything of this one. The sender says so as it
+ * posts that last message, before it rings: a wrap line behind it, stamped with the seq that
+ * follows (datalen SCI_P2_WRAP), or nothing when less than a line is left. The receiver, taking
+ * that message, wraps at once (it looks for the wrap line there and then), and only then
+ * writes to the sender's flow line (sci_flow_t.p2_pos), which the sender waits for: so a stream
+ * keeps flowing across the wrap while the receiver's application takes the round's last
+ * message. A wrap line found later, by a look, is taken then.
  */
 #define SCI_P2_INLINE  48u         /* body bytes in the header line */
 #define SCI_P2_WRAP    UINT32_MAX  /* datalen of a wrap line: the message stamped goes at 0 */
@@ -145,6 +148,14 @@ static inline uint64_t sci_p2_stamp(uint32_t seq, uint64_t owner)
 static inline size_t sci_p2_need(size_t len)
 {
     return DECK_SEG_LINE + (len > SCI_P2_INLINE ? deck_seg_roundup(len - SCI_P2_INLINE) : 0);
+}
+
+/* Whether a round ends at cursor: the largest message may not fit in what is left. Sender and
+ * receiver ask the same (their DECK_MSG_BUF_LIMIT agree in a run; if not, a wrap line is only
+ * found a look later). */
+static inline int sci_p2_round_over(size_t cursor, size_t medbuf, size_t buf_limit)
+{
+    return medbuf - cursor < sci_p2_need(buf_limit);
 }
 
 /* Protocol-3 request line: what the signal byte asks for. `filled` acknowledges a window that

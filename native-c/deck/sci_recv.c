@@ -256,6 +256,20 @@ static void p2_wrap(sci_in_t *in, int i)
     }
 }
 
+/* The message just taken ended its sender's round (sci.h): the wrap line behind it (the sender
+ * wrote it before the message showed), or no room for one, ends it now. */
+static void p2_end_round(sci_in_t *in, int i)
+{
+    sci_from_t *st = &in->from[i];
+    if (st->p2_cursor <= sci.cfg.medbuf - DECK_SEG_LINE) {
+        const sci_p2_header_t *at = (const sci_p2_header_t *)(sci_mbox_medbuf(in->seg.addr, i) + st->p2_cursor);
+        if (__atomic_load_n(&at->stamp, __ATOMIC_ACQUIRE) != sci_p2_stamp(st->seq, st->owner)
+            || __atomic_load_n(&at->datalen, __ATOMIC_RELAXED) != SCI_P2_WRAP)
+            return;   /* not there: a look finds it later */
+    }
+    p2_wrap(in, i);
+}
+
 /* The message of len bytes whose header line is `at` (len read once, from the line the stamp
  * showed). Nothing is written to the sender per message: its buffer is given back a round at
  * a time (p2_wrap). */
@@ -281,7 +295,7 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, uint32_t len,
     }
     st->p2_cursor += (uint32_t)need;
     st->seq++;
-    if (st->p2_cursor > sci.cfg.medbuf - DECK_SEG_LINE) p2_wrap(in, i);   /* no room for a header line */
+    if (sci_p2_round_over(st->p2_cursor, sci.cfg.medbuf, sci.cfg.buf_limit)) p2_end_round(in, i);
     return 1;
 }
 

@@ -26,6 +26,7 @@ typedef struct sci_out {
     struct timespec next_check;    /* when to look again whether the receiver lives */
     deck_seg_t seg;
     uint32_t   seq, p1_sent, p2_cursor, p2_round, p3_tag;
+    int        p2_round_over;      /* the next protocol-2 message starts the next round (sci.h) */
     uint32_t   p1_read_seen;       /* the receiver's p1_read when last read: room known without a look */
     uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
     int        unrung;             /* a quiet post woke nobody since the last plain or keyed ring */
@@ -152,6 +153,7 @@ static int bind(sci_out_t *o, int node, int index)
     }
     o->broken = 0;
     o->seq = o->p1_sent = o->p1_read_seen = o->p2_cursor = o->p2_round = o->p3_tag = 0;
+    o->p2_round_over = 0;
     o->p3_next = 1;
     if (rc) return rc;
     claim_area(o->seg.addr);
@@ -268,27 +270,30 @@ static void p2_stamp(sci_out_t *o, sci_p2_header_t *at, uint32_t datalen)
 
 static int post_p2(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
 {
-    size_t need = sci_p2_need(len);
     uint8_t *buf = sci_mbox_medbuf(o->seg.addr, sci.self);
-    if (o->p2_cursor + need > sci.cfg.medbuf) {
-        /* Wrap-around (sci.h): a wrap line where there is room for one, then, once the receiver
-         * has taken everything of this round, the next round at the start of the buffer. */
-        if (o->p2_cursor <= sci.cfg.medbuf - DECK_SEG_LINE) {
-            p2_stamp(o, (sci_p2_header_t *)(buf + o->p2_cursor), SCI_P2_WRAP);
-            ring_receiver(o, -1);   /* whoever retrieves next takes the wrap */
-        }
+    if (o->p2_round_over) {
+        /* The next round starts at the beginning of the buffer once the receiver has taken
+         * everything of this one (sci.h). */
         int rc = wait_flow(o, node, p2_caught_up, "the protocol-2 buffer to empty");
         if (rc) return rc;
         o->p2_round = (o->p2_round + 1) & 0xff;
         o->p2_cursor = 0;
+        o->p2_round_over = 0;
     }
     sci_p2_header_t *at = (sci_p2_header_t *)(buf + o->p2_cursor);
     size_t inline_len = len < SCI_P2_INLINE ? len : SCI_P2_INLINE;
     if (len > inline_len) deck_gather_copy(at + 1, iov, cnt, inline_len, len - inline_len);
     deck_gather_copy(at->body, iov, cnt, 0, inline_len);
     p2_stamp(o, at, (uint32_t)len);
-    o->p2_cursor += (uint32_t)need;
+    o->p2_cursor += (uint32_t)sci_p2_need(len);
     o->seq++;
+    if (sci_p2_round_over(o->p2_cursor, sci.cfg.medbuf, sci.cfg.buf_limit)) {
+        /* The round ends behind this message: a wrap line says so where there is room for one,
+         * before the ring, so the receiver wraps as it takes this message. */
+        if (o->p2_cursor <= sci.cfg.medbuf - DECK_SEG_LINE)
+            p2_stamp(o, (sci_p2_header_t *)(buf + o->p2_cursor), SCI_P2_WRAP);
+        o->p2_round_over = 1;
+    }
     ring_receiver(o, key);
     return DECK_OK;
 }
