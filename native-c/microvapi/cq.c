@@ -21,7 +21,10 @@
  *
  * With keyed wake-ups (engine.c) such a poller does not wait inside a retrieve: it drains the
  * mailbox with looks, then sleeps on its key, which the sending process rings for its queue
- * pair's messages and a dispatcher here rings with every completion it pushes.
+ * pair's messages and a dispatcher here rings with every completion it pushes, unless the
+ * dispatcher is the CQ's only waiter: then nobody sleeps on the key, and the ring, a write to
+ * the doorbell's line that the sender's ring had just taken to its CPU, would only have made
+ * every message cross that line once more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,7 +47,11 @@ struct mv_cq {
     uint32_t        recv_users; /* receive queues reporting here */
     uint32_t        send_users; /* send queues reporting here */
     int             key;        /* the wake-up key its pollers wait on (mv_cq_key), -1: none yet */
+    uint32_t        waiters;    /* threads in mv_cq_wait for it */
 };
+
+/* The CQ this thread waits for in mv_cq_wait, if any: its own completions wake nobody else. */
+static __thread struct mv_cq *waiting_on;
 
 static VAPI_wc_desc_t *entries(EVAPI_cq_ring_t *ring)
 {
@@ -168,7 +175,7 @@ void mv_cq_push(struct mv_cq *cq, const VAPI_wc_desc_t *wc)
     entries(cq->ring)[tail & (cq->ring->cap - 1)] = *wc;
     __atomic_store_n(&cq->ring->tail, tail + 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&cq->nonempty);
-    int key = wake_key_locked(cq);
+    int key = waiting_on == cq && cq->waiters == 1 ? -1 : wake_key_locked(cq);
     pthread_mutex_unlock(&cq->lock);
     if (key >= 0)
         mv_engine_ring_key((unsigned)key);
@@ -335,17 +342,11 @@ static VAPI_ret_t wait_keyed(const char *fn, struct mv_cq *cq, unsigned wakeups,
     return ret;
 }
 
-VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
-                      VAPI_wc_desc_t *wc)
+/* A wait without keyed wake-ups: a poller of a progressing CQ retrieves (inside a retrieve),
+ * any other sleeps on the CQ's condition variable. */
+static VAPI_ret_t wait_plain(const char *fn, struct mv_cq *cq, unsigned wakeups, uint64_t deadline,
+                             VAPI_wc_desc_t *wc, int progressing)
 {
-    uint64_t deadline = timeout_usec ? vapi_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
-    pthread_mutex_lock(&cq->lock);
-    unsigned wakeups = cq->wakeups;
-    int progressing = progresses(cq);
-    int key = wake_key_locked(cq);
-    pthread_mutex_unlock(&cq->lock);
-    if (key >= 0)
-        return wait_keyed(fn, cq, wakeups, deadline, wc, (unsigned)key);
     if (progressing)
         mv_engine_poller_enter(cq);
     int other = 0;   /* a writer that blocks: no poller's mark may hide its credit */
@@ -392,6 +393,26 @@ VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
         mv_engine_poller_leave(cq);
     if (other)
         mv_engine_other_wait(0);
+    return ret;
+}
+
+VAPI_ret_t mv_cq_wait(const char *fn, struct mv_cq *cq, uint32_t timeout_usec,
+                      VAPI_wc_desc_t *wc)
+{
+    uint64_t deadline = timeout_usec ? vapi_now_ns() + (uint64_t)timeout_usec * 1000 : 0;
+    pthread_mutex_lock(&cq->lock);
+    unsigned wakeups = cq->wakeups;
+    int progressing = progresses(cq);
+    int key = wake_key_locked(cq);
+    cq->waiters++;
+    pthread_mutex_unlock(&cq->lock);
+    waiting_on = cq;
+    VAPI_ret_t ret = key >= 0 ? wait_keyed(fn, cq, wakeups, deadline, wc, (unsigned)key)
+                              : wait_plain(fn, cq, wakeups, deadline, wc, progressing);
+    waiting_on = NULL;
+    pthread_mutex_lock(&cq->lock);
+    cq->waiters--;
+    pthread_mutex_unlock(&cq->lock);
     return ret;
 }
 
