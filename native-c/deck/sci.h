@@ -108,11 +108,11 @@ typedef struct sci_mark {
  *             | stamp  | datalen | (zero)  | body[0..48)                         |
  *     +64     | body[48..datalen), rounded up to whole lines ...                 |
  *
- * The stamp, seq << 32 | the sender's tag (sci_p2_tag), is stored last (release): it is what
- * the receiver polls at its cursor, so a message that shows is whole and a small one is one or
- * two lines to move between the CPUs. DECK 1.0 polled a separate control word {next_msg,
- * round} and read a header line and the body after it: a 64-byte message crossed in four
- * lines, two of them just to say it was there. A stamp left at that place by an earlier round
+ * The stamp, seq << 32 | a tag of the sender's nonce (sci_p2_stamp), is stored last (release):
+ * it is what the receiver polls at its cursor, so a message that shows is whole and a small one
+ * is one or two lines to move between the CPUs. DECK 1.0 polled a separate control word
+ * {next_msg, round} and read a header line and the body after it: a 64-byte message crossed in
+ * four lines, two of them just to say it was there. A stamp left at that place by an earlier round
  * (an older seq) or an earlier sender of this node number (another tag; claim_area clears the
  * first line) is not the message awaited, so it is not taken.
  *

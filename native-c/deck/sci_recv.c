@@ -426,6 +426,8 @@ static int look_at(sci_in_t *in, void *entry, int i, deck_msg_t *msg, const sci_
     int p1 = p1_there && pkt[62] == (uint8_t)st->seq;
 
     const sci_p2_header_t *at = (const sci_p2_header_t *)(sci_mbox_medbuf(seg, i) + st->p2_cursor);
+    /* The line after the header comes with each look: once the stamp shows, the rest of a
+     * small message is here already instead of crossing between the CPUs after it. */
     if (st->p2_cursor + 2 * DECK_SEG_LINE <= sci.cfg.medbuf) __builtin_prefetch(at + 1);
     uint64_t stamp = __atomic_load_n(&at->stamp, __ATOMIC_ACQUIRE), ours = sci_p2_stamp(st->seq, st->owner);
     if (stamp == ours) {
