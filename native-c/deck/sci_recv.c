@@ -277,7 +277,7 @@ static int take_p2(sci_in_t *in, int i, const sci_p2_header_t *at, uint32_t len,
 {
     sci_from_t *st = &in->from[i];
     size_t need = sci_p2_need(len);
-    if (len > sci.cfg.medbuf || need > sci.cfg.medbuf - st->p2_cursor)
+    if (need > sci.cfg.medbuf - st->p2_cursor)   /* need > len: a length past the buffer too */
         return violation(in, i, "a protocol-2 message of %u bytes at %u of a %zu-byte buffer", len,
                          st->p2_cursor, sci.cfg.medbuf);
     const char *body = (const char *)at + offsetof(sci_p2_header_t, body);

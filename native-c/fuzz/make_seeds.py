@@ -135,17 +135,16 @@ def p2_stamp(seq, owner=OWNER):
 P2_WRAP = 0xffffffff
 
 
-def p2_header(datalen, seq, owner=OWNER):
-    """A header line without its body: stamp, datalen, zero (sci.h)."""
-    return struct.pack("<QII", p2_stamp(seq, owner), datalen, 0).ljust(64, b"\0")
+def p2_header(datalen, seq, owner=OWNER, body=b""):
+    """A header line: stamp, datalen, zero, then the body's first 48 bytes (sci.h)."""
+    return struct.pack("<QII", p2_stamp(seq, owner), datalen, 0) + body[:48].ljust(48, b"\0")
 
 
 def p2_message(payload, seq, owner=OWNER):
     """Header line holding the first 48 bytes, then the rest in whole lines."""
     rest = payload[48:]
     real = (len(rest) + 63) // 64 * 64
-    head = struct.pack("<QII", p2_stamp(seq, owner), len(payload), 0) + payload[:48].ljust(48, b"\0")
-    return head + rest.ljust(real, b"\0")
+    return p2_header(len(payload), seq, owner, payload) + rest.ljust(real, b"\0")
 
 
 def sci():
