@@ -141,12 +141,13 @@ final class ConfigurationFileParser {
                     + " (the ring must hold at least one block)");
         }
         DeckSciThresholds sci = c.sciThresholds();
-        if (sci.medbufSize() < sci.msgBufLimit() + DeckSciThresholds.PROTOCOL2_HEADER) {
+        long smallest = DeckSciThresholds.smallestMedbuf(sci.msgBufLimit());
+        if (sci.medbufSize() < smallest) {
             ConfigurationKey key = entries.containsKey(ConfigurationKey.DECK_MEDBUF_SIZE)
                     ? ConfigurationKey.DECK_MEDBUF_SIZE : ConfigurationKey.DECK_MSG_BUF_LIMIT;
             throw error(key, "deck_medbuf_size " + sci.medbufSize() + " must be at least deck_msg_buf_limit "
-                    + sci.msgBufLimit() + " + " + DeckSciThresholds.PROTOCOL2_HEADER
-                    + " (a protocol-2 header and its largest body)");
+                    + sci.msgBufLimit() + " rounded up to " + DeckSciThresholds.LINE + ", plus "
+                    + DeckSciThresholds.LINE + " (" + smallest + ": a protocol-2 header line and its largest body)");
         }
     }
 

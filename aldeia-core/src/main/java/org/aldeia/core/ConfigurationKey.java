@@ -80,7 +80,7 @@ public enum ConfigurationKey {
             DeckSciThresholds.DEFAULT_MSG_BUF_LIMIT, "66560", "63 .. 16777216", null,
             ConfigurationValue.range(63, 1 << 24)),
     DECK_MEDBUF_SIZE("deck_medbuf_size", "DECK sci, auto", "protocol-2 buffer per sender and mailbox",
-            DeckSciThresholds.DEFAULT_MEDBUF_SIZE, "532992", "128 .. 1073741824, ≥ deck_msg_buf_limit + 64", null,
+            DeckSciThresholds.DEFAULT_MEDBUF_SIZE, "532992", "128 .. 1073741824, ≥ deck_msg_buf_limit rounded up to 64, + 64", null,
             ConfigurationValue.range(128, 1 << 30)),
     DECK_MSEG_SIZE("deck_mseg_size", "DECK sci, auto", "message segment holding large message buffers",
             DeckSciThresholds.DEFAULT_MSEG_SIZE, "67108864", "65536 .. 1073741824", null,

@@ -7,7 +7,8 @@ package org.aldeia.core;
  * message segment of {@code msegSize} bytes.
  *
  * @param msgBufLimit {@code deck_msg_buf_limit}: the protocol 2/3 threshold, bytes
- * @param medbufSize {@code deck_medbuf_size}: protocol-2 buffer per sender, at least the limit + 64
+ * @param medbufSize {@code deck_medbuf_size}: protocol-2 buffer per sender, at least
+ *     {@link #smallestMedbuf} of the limit
  * @param msegSize {@code deck_mseg_size}: the message segment, bytes
  */
 public record DeckSciThresholds(int msgBufLimit, int medbufSize, int msegSize) {
@@ -27,9 +28,21 @@ public record DeckSciThresholds(int msgBufLimit, int medbufSize, int msegSize) {
      */
     public static final int DEFAULT_MEDBUF_SIZE = 532992;
     public static final int DEFAULT_MSEG_SIZE = 64 << 20;
-    /** A protocol-2 message carries a 64-byte header before its body. */
-    public static final int PROTOCOL2_HEADER = 64;
+    /**
+     * The unit of DECK's shared-memory layouts (a cache line, SCI's transaction size): a
+     * protocol-2 message is a 64-byte header line and its body in whole lines.
+     */
+    public static final int LINE = 64;
 
     public static final DeckSciThresholds DEFAULTS =
             new DeckSciThresholds(DEFAULT_MSG_BUF_LIMIT, DEFAULT_MEDBUF_SIZE, DEFAULT_MSEG_SIZE);
+
+    /**
+     * The smallest deck_medbuf_size DECK accepts with deck_msg_buf_limit {@code msgBufLimit}:
+     * the limit rounded up to whole lines, plus the header line (sci_transport.c's check, so
+     * that a file DECK would refuse at start is refused here, naming its line).
+     */
+    public static long smallestMedbuf(int msgBufLimit) {
+        return ((msgBufLimit + (long) LINE - 1) / LINE) * LINE + LINE;
+    }
 }

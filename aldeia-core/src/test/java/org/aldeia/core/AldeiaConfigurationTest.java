@@ -340,9 +340,16 @@ class AldeiaConfigurationTest {
     @Test
     void protocolTwoBufferMustHoldTheLargestProtocolTwoMessage() throws IOException {
         assertNames(parseError("deck_msg_buf_limit = 8192", "deck_medbuf_size = 8200"), 2, "deck_medbuf_size",
-                "deck_medbuf_size 8200 must be at least deck_msg_buf_limit 8192 + 64");
+                "deck_medbuf_size 8200 must be at least deck_msg_buf_limit 8192 rounded up to 64, plus 64 (8256");
         assertNames(parseError("# default medbuf 532992", "deck_msg_buf_limit = 600000"), 2, "deck_msg_buf_limit",
-                "deck_medbuf_size 532992 must be at least deck_msg_buf_limit 600000 + 64");
+                "deck_medbuf_size 532992 must be at least deck_msg_buf_limit 600000 rounded up to 64, plus 64 (600064");
+        // DECK rounds the limit up to whole 64-byte lines: limit + 64 is too little when the
+        // limit is not a multiple of 64 (deck_init refused 8264 for a limit of 8200)
+        assertNames(parseError("deck_msg_buf_limit = 8200", "deck_medbuf_size = 8264"), 2, "deck_medbuf_size",
+                "deck_msg_buf_limit 8200 rounded up to 64, plus 64 (8320");
+        assertEquals(new DeckSciThresholds(8200, 8320, 1 << 20),
+                parse("deck_msg_buf_limit = 8200", "deck_medbuf_size = 8320", "deck_mseg_size = 1048576")
+                        .sciThresholds());
         assertNames(parseError("deck_mseg_size = 1000"), 1, "deck_mseg_size", "out of range");
     }
 
