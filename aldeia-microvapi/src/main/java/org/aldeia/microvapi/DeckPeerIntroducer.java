@@ -81,7 +81,7 @@ final class DeckPeerIntroducer implements PeerIntroducer {
      * waits for the client to connect to it, and a static run's connections are DECK's own.
      */
     @Override
-    public boolean reachesWithoutAnswer(byte[] answer) {
+    public boolean connectsBeforeAnswer(byte[] answer) {
         return !staticRun && new String(answer, StandardCharsets.US_ASCII).startsWith(SHARED_MEMORY_CONTACT);
     }
 

@@ -24,12 +24,12 @@ public interface PeerIntroducer {
     }
 
     /**
-     * Whether the server side, having answered with {@code answer} ({@link #localExtra(byte[],
-     * InetAddress)}), reaches that client without the client acting on the answer: then the
-     * server's queue pair connects before the answer goes ({@link
-     * org.aldeia.core.spi.Endpoint#connectsBeforeAnswer}). False by default.
+     * The introducer's half of {@link org.aldeia.core.spi.Endpoint#connectsBeforeAnswer}: whether
+     * the server side, having answered with {@code answer} ({@link #localExtra(byte[],
+     * InetAddress)}), reaches that client without the client acting on the answer, so that its
+     * queue pair connects before the answer goes. False by default.
      */
-    default boolean reachesWithoutAnswer(byte[] answer) {
+    default boolean connectsBeforeAnswer(byte[] answer) {
         return false;
     }
 

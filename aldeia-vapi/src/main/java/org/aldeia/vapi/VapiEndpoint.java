@@ -18,7 +18,7 @@ public final class VapiEndpoint implements Endpoint {
     private final int serviceLevel;
     private final int port;
     private boolean done; // connected (the channel owns the queue pair) or closed
-    private boolean reachesWithoutAnswer; // the server side's answer needs nothing of the client
+    private boolean connectsBeforeAnswer; // the server side's answer needs nothing of the client
 
     VapiEndpoint(QueuePair pair, int socketId, int localId, PeerIntroducer introducer,
             int serviceLevel, int port) {
@@ -38,14 +38,14 @@ public final class VapiEndpoint implements Endpoint {
     @Override
     public byte[] localInfo(byte[] remoteInfo, InetAddress localAddress) throws IOException {
         byte[] answer = introducer.localExtra(ConnectionInfo.parse(remoteInfo).extra(), localAddress);
-        reachesWithoutAnswer = introducer.reachesWithoutAnswer(answer);
+        connectsBeforeAnswer = introducer.connectsBeforeAnswer(answer);
         return info(answer);
     }
 
-    /** The library's connect needs nothing of the client when the introducer reaches it without an answer. */
+    /** The library's connect needs nothing of the client when the introducer says so of its answer. */
     @Override
     public boolean connectsBeforeAnswer() {
-        return reachesWithoutAnswer;
+        return connectsBeforeAnswer;
     }
 
     private byte[] info(byte[] extra) {

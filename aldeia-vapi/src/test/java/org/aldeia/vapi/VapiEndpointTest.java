@@ -60,7 +60,7 @@ class VapiEndpointTest {
 
         /** An answer that starts with 3 reaches the client by itself. */
         @Override
-        public boolean reachesWithoutAnswer(byte[] answer) {
+        public boolean connectsBeforeAnswer(byte[] answer) {
             return answer.length > 0 && answer[0] == 3;
         }
 
