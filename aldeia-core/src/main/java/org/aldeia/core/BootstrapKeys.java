@@ -36,20 +36,25 @@ final class BootstrapKeys {
      * One digest and one MAC per thread, reset by each use: getInstance searches the providers
      * every time, a few microseconds on every connection's path (client and accepting side).
      */
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(() -> {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK has no SHA-256", e);
-        }
-    });
-    private static final ThreadLocal<Mac> HMAC = ThreadLocal.withInitial(() -> {
-        try {
-            return Mac.getInstance("HmacSHA256");
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("the JDK has no HMAC-SHA-256", e);
-        }
-    });
+    private static final ThreadLocal<MessageDigest> SHA256 =
+            perThread(() -> MessageDigest.getInstance("SHA-256"), "SHA-256");
+    private static final ThreadLocal<Mac> HMAC = perThread(() -> Mac.getInstance("HmacSHA256"), "HMAC-SHA-256");
+
+    /** A JDK algorithm every Java 17 has: one instance per thread (they are not thread-safe). */
+    @FunctionalInterface
+    private interface Algorithm<T> {
+        T get() throws GeneralSecurityException;
+    }
+
+    private static <T> ThreadLocal<T> perThread(Algorithm<T> algorithm, String name) {
+        return ThreadLocal.withInitial(() -> {
+            try {
+                return algorithm.get();
+            } catch (GeneralSecurityException e) {
+                throw new IllegalStateException("the JDK has no " + name, e);
+            }
+        });
+    }
 
     private BootstrapKeys() {}
 
