@@ -253,6 +253,7 @@ void tcp_wake_reading(void);
  * Parks while the role holder has c, or while the role was released less than the grace ago. */
 int  tcp_wait_reader_turn(tcp_conn_t *c);
 long tcp_wait_frames_held(void);        /* frames role holders read and delivered, for tests */
+long tcp_wait_fills(void);              /* system calls role holders and looks read with, for tests */
 long tcp_wait_reader_wakes(void);       /* parked readers' wake-ups, for tests */
 /* Waits whose holder polled before it slept (DECK_SPIN_US), and in *hits those whose polls
  * found something; for tests. */

@@ -94,6 +94,7 @@ static atomic_int   slice_ms = WAIT_SLICE_MS;
 static _Atomic long long spin_us = 30;   /* DECK_SPIN_US */
 static _Thread_local unsigned spin_misses, spin_waits;   /* this thread's recent polls */
 static atomic_long  frames_held;         /* frames role holders read and delivered */
+static atomic_long  fills;               /* their recvs (tcp_inbuf_fill) */
 static atomic_long  spins, spin_hits;    /* waits that polled first; those whose polls found something */
 static atomic_long  reader_wakes;        /* parked readers' looks at their turn again */
 static _Thread_local int holding;       /* this thread holds the role: its deliveries need no wake */
@@ -150,6 +151,8 @@ void tcp_wait_done(void)
 int tcp_wait_role_held(void) { return atomic_load(&role); }
 
 long tcp_wait_frames_held(void) { return atomic_load(&frames_held); }
+
+long tcp_wait_fills(void) { return atomic_load(&fills); }
 
 long tcp_wait_spins(long *hits)
 {
@@ -232,8 +235,10 @@ static void await_rest(tcp_conn_t *c, uint64_t total, uint64_t need)
 }
 
 /* Reads what c holds and handles the frames that are whole, each where it lies in c's buffer.
- * `waits`: the caller polls next, so a frame not all there is waited for (await_rest). */
-static enum ready read_ready(tcp_conn_t *c, int waits)
+ * `waits`: the caller polls next, so a frame not all there is waited for (await_rest).
+ * `takes`: it takes in what the socket holds (a recv); without, only what c's buffer holds is
+ * handled, and the caller's poll says whether the socket has more. */
+static enum ready read_ready(tcp_conn_t *c, int waits, int takes)
 {
     if (pthread_mutex_trylock(&c->read_lock) != 0) return SKIPPED;   /* its reader is at it */
     enum ready done = NOTHING;
@@ -256,7 +261,11 @@ static enum ready read_ready(tcp_conn_t *c, int waits)
          * stream flows handed the frames behind to a reader that was not there to take them
          * (MicroVAPI queued them all, copying each, instead of its posted receives). */
         if (done == HANDLED) break;
-        ssize_t r = tcp_inbuf_fill(&c->in, (size_t)total);
+        ssize_t r = -EAGAIN;
+        if (takes) {
+            atomic_fetch_add(&fills, 1);
+            r = tcp_inbuf_fill(&c->in, (size_t)total);
+        }
         if (r > 0) continue;
         if (r == -EAGAIN) {
             if (waits) await_rest(c, total, total - tcp_inbuf_buffered(&c->in));
@@ -321,21 +330,26 @@ static int spin_poll(struct pollfd *p, int n, int ms, long long us)
     return r;
 }
 
-/* One wait as the holder over conns[0..n): what is there already, else a poll and then that. */
+/* One wait as the holder over conns[0..n): what their buffers hold already, else a poll and
+ * then what the sockets hold. The sockets are read after the poll only: a wait usually starts
+ * when the last frame was just taken (a ping-pong's answer is still coming), and a recv then
+ * found nothing, a system call per message on each side (2 recvfrom a round trip where 1
+ * does). Bytes that are there already end the poll at once. A wait with no time left reads
+ * the sockets at once, as a look does. */
 static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec *deadline)
 {
     struct pollfd p[WAIT_CONNS + 1];
     int polled = 0, handled = 0;
     tcp_conn_t *watched[WAIT_CONNS];
+    int ms = poll_ms(deadline);
     for (int i = 0; i < n; i++) {
-        enum ready r = read_ready(conns[i], 1);
+        enum ready r = read_ready(conns[i], 1, ms == 0);
         handled |= r == HANDLED;
         if (r != SKIPPED && !atomic_load(&conns[i]->to_reader)) {
             watched[polled] = conns[i];
             p[polled++] = (struct pollfd){ .fd = conns[i]->io.fd, .events = POLLIN };
         }
     }
-    int ms = poll_ms(deadline);
     if (handled || ms == 0) return;  /* the caller looks at its mailbox first; a look ends here */
     p[polled] = (struct pollfd){ .fd = wake, .events = POLLIN };
     long long us = atomic_load(&spin_us);
@@ -343,7 +357,7 @@ static void hold_once(tcp_conn_t **conns, int n, int wake, const struct timespec
     if (r == 0 && !(spun && us < 0)) r = poll(p, (nfds_t)polled + 1, ms);   /* -1: polled all of ms */
     if (r <= 0) return;
     for (int i = 0; i < polled; i++)
-        if (p[i].revents) read_ready(watched[i], 1);
+        if (p[i].revents) read_ready(watched[i], 1, 1);
     if (p[polled].revents) drain_fd(wake);
 }
 
@@ -358,7 +372,7 @@ static int look(void)
     if (!atomic_load(&role) && now >= atomic_load(&role_free_at) && now >= atomic_load(&kept_until)) return 0;
     tcp_conn_t *conns[WAIT_CONNS];
     int n = tcp_conns_shared(conns, WAIT_CONNS), handled = 0;
-    for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0) == HANDLED;
+    for (int i = 0; i < n; i++) handled |= read_ready(conns[i], 0, 1) == HANDLED;
     for (int i = 0; i < n; i++) tcp_conn_unref(conns[i]);
     return handled;
 }
