@@ -290,6 +290,11 @@ final class FakeVapi implements Vapi {
         return byNum.get(qpNum).receiveCq;
     }
 
+    /** Whether the queue pair numbered {@code qpNum} has been destroyed (VAPI_destroy_qp returned). */
+    synchronized boolean destroyed(int qpNum) {
+        return byNum.get(qpNum).destroyed;
+    }
+
     synchronized int postedReceives(int qpNum) {
         return byNum.get(qpNum).receives.size();
     }

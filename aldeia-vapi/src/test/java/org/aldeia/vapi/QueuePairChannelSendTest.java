@@ -298,11 +298,11 @@ class QueuePairChannelSendTest {
                 }, "test-closer");
                 closer.setDaemon(true);
                 closer.start();
-                while (mockingDetails(p.vapi).getInvocations().stream()
-                        .noneMatch(call -> call.getMethod().getName().equals("VAPI_destroy_qp"))) {
+                // the mock records VAPI_destroy_qp before the fake runs it: wait for the fake's own
+                // word, or this post could take the fake's monitor first and succeed
+                while (!p.fake.destroyed(p.qpNumA)) {
                     Thread.sleep(1);
                 }
-                // the fake's methods are synchronized: this post runs once the destroy is done
                 return p.fake.EVAPI_post_sr_list(post.getArgument(0), post.getArgument(1), post.getArgument(2),
                         post.getArgument(3));
             }).when(p.vapi).EVAPI_post_sr_list(anyLong(), anyLong(), anyInt(), any());
