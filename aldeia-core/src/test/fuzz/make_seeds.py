@@ -13,7 +13,8 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESOURCES = os.path.join(HERE, '..', 'resources', 'fuzz')
-MAGIC, VERSION = 0x414C4445, 3
+MAGIC, VERSION = 0x414C4445, 7
+TCP_FIRST, UPGRADE = -1, -2
 START = struct.pack('>II', MAGIC, VERSION)
 rnd = random.Random(9)
 
@@ -26,8 +27,10 @@ def info(transport=12345, key=1):
     return struct.pack('>qq', transport, key)
 
 
-def hello(pub=None, inf=None, length=None):
-    body = (rb(32) if pub is None else pub) + rb(32) + (info() if inf is None else inf)
+def hello(pub=None, inf=None, length=None, route=b'default'):
+    """A HELLO without a ticket: public key, nonce, ticket and its proof (zeros), route, endpoint info."""
+    body = ((rb(32) if pub is None else pub) + rb(32) + bytes(64) + bytes([len(route)]) + route
+            + (info() if inf is None else inf))
     return struct.pack('>i', len(body) if length is None else length) + body
 
 
@@ -50,10 +53,13 @@ SEEDS = {
         's0-hello-bad-proof.bin': b'\x00' + START + hello() + rb(32),
         's0-hello-small-order-key.bin': b'\x00' + START + hello(pub=bytes(32)),
         's0-hello-longest.bin': b'\x00' + START + hello(inf=info() + rb(4096 - 16)),
-        's0-hello-length-too-big.bin': b'\x00' + START + hello(length=64 + 4096 + 1),
+        's0-hello-length-too-big.bin': b'\x00' + START + hello(length=128 + 1 + 200 + 4096 + 1),
+        's0-tcp-first.bin': b'\x00' + START + struct.pack('>i', TCP_FIRST) + rb(16) + b'data',
+        's0-upgrade-unknown-token.bin': b'\x00' + START + struct.pack('>i', UPGRADE) + rb(16) + hello(),
         's0-hello-short-info.bin': b'\x00' + START + hello(inf=rb(3)),
         's1-hello.bin': b'\x01' + hello() + rb(32),
         's1-garbage.bin': b'\x01' + rb(20),
+        's1-tcp-first-short-token.bin': b'\x01' + struct.pack('>i', TCP_FIRST) + rb(9),
         's2-proof.bin': b'\x02' + rb(32),
         's2-short-proof.bin': b'\x02' + rb(5),
         's3-connected.bin': b'\x03\x01',

@@ -199,14 +199,21 @@ public class AldeiaSocket extends Socket {
             bootstrap = channel;
             connecting = true;
         }
+        boolean tcpFirst = false;
         try {
+            int upgradeAfter = environment.configuration().upgradeAfter();
+            if (upgradeAfter > 0) {
+                connectTcpFirst(channel, remote, timeout, upgradeAfter);
+                tcpFirst = true;
+                return;
+            }
             Routes routes = environment.routes();
             Transport transport = routes.toward(remote);
             long start = System.nanoTime();
             BufferSizes sizes = chooseSizes();
             attach(ClientBootstrap.connect(channel, routes, transport,
                     endpointThenTcp(transport, sizes, channel, remote, timeout),
-                    other -> other.createEndpoint(id, sizes.endpoint()), bootstrapWait(timeout, start)),
+                    other -> other.createEndpoint(id, sizes.endpoint()), bootstrapWait(timeout, start), null),
                     sizes, (InetSocketAddress) channel.getLocalAddress(), remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
@@ -218,7 +225,39 @@ public class AldeiaSocket extends Socket {
             }
             throw e;
         } finally {
-            finishBootstrap(channel);
+            finishBootstrap(channel, tcpFirst);
+        }
+    }
+
+    /**
+     * A TCP-first connection (aldeia.conf upgrade_after): the TCP connection and its start, no
+     * more; the connection carries data at once and moves to its route once it has lived
+     * {@code upgradeAfterMillis} ({@link TcpFirstChannel}, {@link ClientUpgrade}).
+     */
+    private void connectTcpFirst(SocketChannel tcp, InetSocketAddress remote, int timeout, int upgradeAfterMillis)
+            throws IOException {
+        tcp.socket().connect(remote, timeout);
+        tcp.setOption(StandardSocketOptions.TCP_NODELAY, true); // Aldeia writes go at once, on every route
+        byte[] token = BootstrapKeys.token();
+        BufferSizes sizes = chooseSizes();
+        String serverName = "server at " + AddressText.of(remote);
+        int waitMillis = bootstrapTimeoutMillis;
+        TcpFirstChannel connection = TcpFirstChannel.client(tcp, serverName, BootstrapProtocol.tcpFirst(token).array(),
+                BootstrapProtocol.start().array(), TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
+                moving -> ClientUpgrade.start(moving, () -> upgrade(remote, token, sizes, waitMillis),
+                        4L * waitMillis));
+        attach(connection, sizes, (InetSocketAddress) tcp.getLocalAddress(), remote);
+    }
+
+    /** The bootstrap of a TCP-first connection's upgrade, over a new TCP connection to the same port. */
+    private Channel upgrade(InetSocketAddress remote, byte[] token, BufferSizes sizes, int waitMillis)
+            throws IOException {
+        try (SocketChannel second = SocketChannel.open()) {
+            Routes routes = environment.routes();
+            Transport transport = routes.toward(remote);
+            return ClientBootstrap.connect(second, routes, transport,
+                    endpointThenTcp(transport, sizes, second, remote, waitMillis),
+                    other -> other.createEndpoint(id, sizes.endpoint()), waitMillis, token);
         }
     }
 
@@ -277,6 +316,13 @@ public class AldeiaSocket extends Socket {
         attach(connectedChannel, sizes, local, remote);
     }
 
+    /** The connection's channel, null before connect: what carries it, for tests. */
+    Channel connection() {
+        synchronized (stateLock) {
+            return channel;
+        }
+    }
+
     /** Called once the environment is started, so its configuration is known. */
     private BufferSizes chooseSizes() throws IOException {
         return BufferSizes.choose(environment.configuration(), options.explicit(StandardSocketOptions.SO_SNDBUF),
@@ -301,15 +347,20 @@ public class AldeiaSocket extends Socket {
         }
     }
 
-    /** Step 5: the bootstrap connection is closed whether the connection succeeded or not. */
-    private void finishBootstrap(SocketChannel used) throws IOException {
+    /**
+     * Step 5: the bootstrap connection is closed whether the connection succeeded or not, unless
+     * it is the connection ({@code carriesData}: TCP first).
+     */
+    private void finishBootstrap(SocketChannel used, boolean carriesData) throws IOException {
         synchronized (stateLock) {
             connecting = false;
             if (bootstrap == used) {
                 bootstrap = null;
             }
         }
-        used.close();
+        if (!carriesData) {
+            used.close();
+        }
     }
 
     private static SocketException abortedByClose(Exception cause) {

@@ -12,12 +12,27 @@ import java.util.List;
  * a client makes to the application's port. Big-endian.
  *
  * <pre>
- * client -> server, once its endpoint exists (a server that also takes plain TCP clients tells
- * an Aldeia client by these 8 bytes):
+ * client -> server, first (a server that also takes plain TCP clients tells an Aldeia client by
+ * these 8 bytes):
  *     +-----------+-------------+
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
- * client -> server, right behind them, in the same segment (HELLO):
+ * then one of three, in the same segment:
+ *   TCP first (aldeia.conf upgrade_after > 0): the connection itself carries the data, on TCP, until
+ *   its client upgrades it ({@link TcpFirstChannel}); the server answers at once with its own magic
+ *   and version (8 bytes) and hands the socket to accept; nothing more of the bootstrap is said here:
+ *     +-----------------+-------------+
+ *     | TCP_FIRST = -1  | token (16)  |        token: random, the connection's name in its upgrade
+ *     +-----------------+-------------+
+ *   its upgrade, on a second connection to the same port, once the first has lived upgrade_after ms:
+ *     +-----------------+-------------+------------------------------------------------------------+
+ *     | UPGRADE = -2    | token (16)  | HELLO and the rest as below, for the first connection       |
+ *     +-----------------+-------------+------------------------------------------------------------+
+ *   the server drops it unless an open TCP-first connection of its port from the same address has
+ *   that token; the channel it makes is that connection's (accept sees nothing new). Each side moves
+ *   its writes to the channel once the other side's endpoint admits them (the client after its
+ *   CONNECTED, the server once confirmed): it ends its TCP output, then writes on the channel.
+ *   A new connection set up at once (upgrade_after = 0, the thesis's bootstrap), the HELLO:
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
  *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | route (1) | route (r) | endpoint info (the rest)|
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
@@ -74,10 +89,16 @@ final class BootstrapProtocol {
     /** "ALDE". */
     static final int MAGIC = 0x414C4445;
     /**
-     * 6: a VAPI endpoint's information carries its receive window (5: a HELLO names its route;
-     * 4: one route per process; 3: every client answered a challenge).
+     * 7: TCP-first connections and their upgrades (6: a VAPI endpoint's information carries its
+     * receive window; 5: a HELLO names its route; 4: one route per process; 3: every client
+     * answered a challenge).
      */
-    static final int VERSION = 6;
+    static final int VERSION = 7;
+    /** In place of a HELLO's length: a TCP-first connection, its token follows. */
+    static final int TCP_FIRST = -1;
+    /** In place of a HELLO's length: the upgrade of the TCP-first connection whose token follows, then a HELLO. */
+    static final int UPGRADE = -2;
+    static final int TOKEN_BYTES = 16;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
@@ -122,6 +143,18 @@ final class BootstrapProtocol {
     /** What a client sends first: the start, then its HELLO, in one buffer (one write, one segment). */
     static ByteBuffer startAndHello(byte[] body) {
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + body.length).put(start()).put(hello(body)).flip();
+    }
+
+    /** A TCP-first connection's start: magic, version, TCP_FIRST and its token; the server answers {@link #start()}. */
+    static ByteBuffer tcpFirst(byte[] token) {
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + TOKEN_BYTES).put(start()).putInt(TCP_FIRST).put(token)
+                .flip();
+    }
+
+    /** An upgrade's start: magic, version, UPGRADE, the token of the connection upgraded, then the HELLO. */
+    static ByteBuffer upgradeAndHello(byte[] token, byte[] body) {
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + TOKEN_BYTES + Integer.BYTES + body.length).put(start())
+                .putInt(UPGRADE).put(token).put(hello(body)).flip();
     }
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */

@@ -30,12 +30,15 @@ final class ClientBootstrap {
     private final InetSocketAddress server;
     private final String peerName;
     private final int timeoutMillis;
+    /** The token of the TCP-first connection this bootstrap upgrades; null for a new connection. */
+    private final byte[] upgradeToken;
     private final DataOutputStream out;
     private final DataInputStream in;
 
-    private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis) throws IOException {
+    private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis, byte[] upgradeToken) throws IOException {
         this.bootstrap = bootstrap;
         this.timeoutMillis = timeoutMillis;
+        this.upgradeToken = upgradeToken;
         this.server = (InetSocketAddress) bootstrap.getRemoteAddress();
         this.peerName = "server at " + AddressText.of(server);
         Socket socket = bootstrap.socket();
@@ -59,14 +62,16 @@ final class ClientBootstrap {
      * the caller closes it.
      *
      * @param timeoutMillis bound on each wait for the server
+     * @param upgradeToken the token of the TCP-first connection to the same server this bootstrap
+     *     upgrades ({@link BootstrapProtocol#UPGRADE}), or null: the channel is a new connection's
      * @return the connected channel
      * @throws IOException naming the server and the step that failed
      */
     static Channel connect(SocketChannel bootstrap, Routes routes, Transport transport, Endpoint endpoint,
-            EndpointMaker maker, int timeoutMillis) throws IOException {
+            EndpointMaker maker, int timeoutMillis, byte[] upgradeToken) throws IOException {
         ClientBootstrap client;
         try {
-            client = new ClientBootstrap(bootstrap, timeoutMillis);
+            client = new ClientBootstrap(bootstrap, timeoutMillis, upgradeToken);
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(endpoint, e);
             throw e;
@@ -92,7 +97,8 @@ final class ClientBootstrap {
             // The start and the HELLO in one segment: each write to the server costs a wake-up
             // of its selector.
             Offer offer = offer(firstTransport, endpoint);
-            write(BootstrapProtocol.startAndHello(offer.hello()).array());
+            write((upgradeToken == null ? BootstrapProtocol.startAndHello(offer.hello())
+                    : BootstrapProtocol.upgradeAndHello(upgradeToken, offer.hello())).array());
             byte[] replyBody = readReplyBody();
             if (replyBody[0] == BootstrapProtocol.UNROUTED) {
                 Transport next = routes.afterRefusal(server, firstTransport.route(),

@@ -1,5 +1,6 @@
 package org.aldeia.core;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -113,8 +114,19 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
             }
             out.write(raw);
             socket.shutdownOutput();
-            byte[] rest = readUntilClosed(in);
-            checkWhatTheServerSaid(stage, raw, rest);
+            int data = tcpFirstData(stage, raw);
+            if (data >= 0) {
+                // a TCP-first start: accept gets the connection, the bytes after the token as its data
+                try (BootstrapAcceptor.Prepared accepted = acceptor.accept(5000)) {
+                    AldeiaSocket server = assertInstanceOf(BootstrapAcceptor.AldeiaClient.class, accepted).socket();
+                    assertArrayEquals(Arrays.copyOfRange(raw, data, raw.length),
+                            server.getInputStream().readAllBytes(), "the data of a TCP-first connection");
+                }
+                assertArrayEquals(BootstrapProtocol.start().array(), readUntilClosed(in),
+                        "a TCP-first connection's answer, and nothing else");
+            } else {
+                checkWhatTheServerSaid(stage, raw, readUntilClosed(in));
+            }
             // accept has had the socket since our endpoint connected: once we confirmed, it sends
             // to us; otherwise it was taken back when we closed (checked below: nothing to accept)
             if (stage == 3 && raw.length > 0 && raw[0] == BootstrapProtocol.CONNECTED) {
@@ -137,6 +149,26 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
         }
         awaitNothingPrepared();
         assertThrows(SocketTimeoutException.class, () -> acceptor.accept(1), "a client accepted that never confirmed");
+    }
+
+    /**
+     * Where the data starts in {@code raw} when the client's bytes are a whole TCP-first start
+     * (stage 0: start, TCP_FIRST, token; stage 1, after our start: TCP_FIRST, token); else -1.
+     */
+    private static int tcpFirstData(int stage, byte[] raw) {
+        ByteBuffer sent = ByteBuffer.wrap(raw);
+        if (stage == 0) {
+            if (raw.length < BootstrapProtocol.START_BYTES || sent.getInt() != BootstrapProtocol.MAGIC
+                    || sent.getInt() != BootstrapProtocol.VERSION) {
+                return -1;
+            }
+        } else if (stage != 1) {
+            return -1;
+        }
+        if (sent.remaining() < Integer.BYTES + BootstrapProtocol.TOKEN_BYTES || sent.getInt() != BootstrapProtocol.TCP_FIRST) {
+            return -1;
+        }
+        return sent.position() + BootstrapProtocol.TOKEN_BYTES;
     }
 
     /** Everything the server sends until it closes; it must close within its deadlines. */
