@@ -213,7 +213,7 @@ public class AldeiaSocket extends Socket {
             BufferSizes sizes = chooseSizes();
             attach(ClientBootstrap.connect(channel, routes, transport,
                     endpointThenTcp(transport, sizes, channel, remote, timeout),
-                    other -> other.createEndpoint(id, sizes.endpoint()), bootstrapWait(timeout, start), null),
+                    other -> other.createEndpoint(id, sizes.endpoint()), bootstrapWait(timeout, start)),
                     sizes, (InetSocketAddress) channel.getLocalAddress(), remote);
         } catch (IOException | RuntimeException e) {
             if (closed) {
@@ -238,27 +238,22 @@ public class AldeiaSocket extends Socket {
             throws IOException {
         tcp.socket().connect(remote, timeout);
         tcp.setOption(StandardSocketOptions.TCP_NODELAY, true); // Aldeia writes go at once, on every route
-        byte[] token = BootstrapKeys.token();
         BufferSizes sizes = chooseSizes();
-        String serverName = "server at " + AddressText.of(remote);
         int waitMillis = bootstrapTimeoutMillis;
-        TcpFirstChannel connection = TcpFirstChannel.client(tcp, serverName, BootstrapProtocol.tcpFirst(token).array(),
-                BootstrapProtocol.start().array(), TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
-                moving -> ClientUpgrade.start(moving, () -> upgrade(remote, token, sizes, waitMillis),
-                        4L * waitMillis));
+        TcpFirstChannel connection = TcpFirstChannel.client(tcp, "server at " + AddressText.of(remote),
+                BootstrapProtocol.tcpFirst().array(), BootstrapProtocol.start().array(),
+                TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
+                ClientUpgrade.starter((in, out) -> upgrade(remote, in, out, sizes, waitMillis), 4L * waitMillis));
         attach(connection, sizes, (InetSocketAddress) tcp.getLocalAddress(), remote);
     }
 
-    /** The bootstrap of a TCP-first connection's upgrade, over a new TCP connection to the same port. */
-    private Channel upgrade(InetSocketAddress remote, byte[] token, BufferSizes sizes, int waitMillis)
-            throws IOException {
-        try (SocketChannel second = SocketChannel.open()) {
-            Routes routes = environment.routes();
-            Transport transport = routes.toward(remote);
-            return ClientBootstrap.connect(second, routes, transport,
-                    endpointThenTcp(transport, sizes, second, remote, waitMillis),
-                    other -> other.createEndpoint(id, sizes.endpoint()), waitMillis, token);
-        }
+    /** The client bootstrap of a TCP-first connection's upgrade, over its control frames. */
+    private Channel upgrade(InetSocketAddress remote, InputStream in, OutputStream out, BufferSizes sizes,
+            int waitMillis) throws IOException {
+        Routes routes = environment.routes();
+        Transport transport = routes.toward(remote);
+        return ClientBootstrap.upgrade(remote, in, out, routes, transport, transport.createEndpoint(id, sizes.endpoint()),
+                other -> other.createEndpoint(id, sizes.endpoint()), waitMillis);
     }
 
     /**

@@ -23,7 +23,6 @@ final class Arrival {
     enum Stage {
         START(true),           // the client's magic and version (or, under a bind rule, any first bytes)
         HELLO_LENGTH(true),    // the HELLO's length
-        TOKEN(true),           // a TCP-first connection's token, or the token of the one an upgrade is for
         HELLO_BODY(true),      // the HELLO's public key, nonce, route and endpoint info
         UNROUTED(true),        // our routes to be written: the HELLO named a route we have not
         PROVING(false),        // a worker: the pair key and the reply
@@ -72,12 +71,8 @@ final class Arrival {
     /** Handed to accept before the client's CONNECTED: it holds its slot in the accept queue. */
     volatile boolean delivered;
     BufferSizes sizes;
-    /** 0, or what the client sent in place of a HELLO's length: TCP_FIRST or UPGRADE ({@link BootstrapProtocol}). */
-    int kind;
-    /** The token that followed {@link #kind}. */
-    byte[] token;
-    /** The TCP-first connection this client upgrades (its socket is the endpoint's); null for a new connection. */
-    BootstrapAcceptor.TcpFirstConnection upgradeOf;
+    /** Sent TCP_FIRST in place of a HELLO's length: it goes to accept on TCP ({@link TcpFirstChannel}). */
+    boolean tcpFirst;
 
     Arrival(SocketChannel channel, SelectionKey key, long sequence) throws IOException {
         this.channel = channel;

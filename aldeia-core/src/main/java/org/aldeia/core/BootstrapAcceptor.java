@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -130,20 +129,10 @@ final class BootstrapAcceptor implements Closeable {
     private final Thread thread;
     /** Work the workers finished, for the selector thread to go on with. */
     private final Queue<Runnable> finished = new ConcurrentLinkedQueue<>();
-    /** An open TCP-first connection of this port that has not been upgraded, by its token. */
-    record TcpFirstConnection(AldeiaSocket socket, TcpFirstChannel channel, InetAddress client) {}
-
-    /** TCP-first connections this server socket delivered, which their clients may upgrade once. */
-    private final Map<ByteBuffer, TcpFirstConnection> tcpFirst = new ConcurrentHashMap<>();
     /** The tickets this server socket gave its clients for their next connections. */
     private final ServerTickets tickets = new ServerTickets();
     /** Slots accept freed since the loop last looked. */
     private final AtomicInteger released = new AtomicInteger();
-    /**
-     * Whether the loop waits for a slot (a client does, or an installed server stopped accepting):
-     * only then does a freed slot wake it. Without this every accept cost the loop a wake-up.
-     */
-    private volatile boolean wantsSlots;
     private volatile boolean closed;
     /** The loop has ended: workers that finish now release what they made themselves. */
     private volatile boolean loopEnded;
@@ -177,9 +166,7 @@ final class BootstrapAcceptor implements Closeable {
         this.freeSlots = Math.max(1, backlog);
         this.queue = new AcceptQueue<>(() -> {
             released.incrementAndGet();
-            if (wantsSlots) {
-                selector().wakeup();
-            }
+            selector().wakeup();
         });
         this.selector = Selector.open();
         listener.configureBlocking(false);
@@ -220,7 +207,6 @@ final class BootstrapAcceptor implements Closeable {
                     acceptPausedUntil = 0;
                 }
                 setAccepting();
-                wantsSlots = !waitingForSlot.isEmpty() || (mode != Mode.ALDEIA && freeSlots <= 0);
             }
             stopAccepting();
             // As a TCP listener's close leaves the connections accept returned alone: those
@@ -243,14 +229,7 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     private void turn() throws IOException {
-        // A slot freed between the loop's look at its slots and wantsSlots did not wake it: it
-        // looks again without waiting (wantsSlots is written before released is read here, and
-        // released before wantsSlots is read by the accept that frees one).
-        if (wantsSlots && released.get() > 0) {
-            selector.selectNow(this::ready);
-        } else {
-            selector.select(this::ready, nextTimeoutMillis());
-        }
+        selector.select(this::ready, nextTimeoutMillis());
         for (Runnable work; (work = finished.poll()) != null; ) {
             work.run();
         }
@@ -426,7 +405,7 @@ final class BootstrapAcceptor implements Closeable {
             if (arrivals.contains(a)) {
                 freeSlots--;
                 a.slotHeld = true;
-                if (a.kind == BootstrapProtocol.TCP_FIRST) {
+                if (a.tcpFirst) {
                     deliverTcpFirst(a);
                 } else {
                     create(a);
@@ -444,11 +423,8 @@ final class BootstrapAcceptor implements Closeable {
                 case HELLO_LENGTH -> {
                     if (a.readStep()) {
                         int length = a.in.flip().getInt();
-                        if ((length == BootstrapProtocol.TCP_FIRST || length == BootstrapProtocol.UPGRADE)
-                                && a.kind == 0 && !a.rerouted) {
-                            a.kind = length;
-                            a.enter(Arrival.Stage.TOKEN, BootstrapProtocol.TOKEN_BYTES, stepNanos);
-                            step(a);
+                        if (length == BootstrapProtocol.TCP_FIRST && !a.rerouted) {
+                            tcpFirst(a);
                             return;
                         }
                         if (!BootstrapProtocol.validHelloLength(length)) {
@@ -457,11 +433,6 @@ final class BootstrapAcceptor implements Closeable {
                         }
                         a.enter(Arrival.Stage.HELLO_BODY, length, stepNanos);
                         step(a);
-                    }
-                }
-                case TOKEN -> {
-                    if (a.readStep()) {
-                        token(a);
                     }
                 }
                 case HELLO_BODY -> {
@@ -511,8 +482,7 @@ final class BootstrapAcceptor implements Closeable {
             } else if (a.stage.beforeHello) {
                 drop(a, null);
             } else {
-                fail(a, new UnconfirmedChannel.ClientLeft(a.name() + " closed the connection in the middle of its bootstrap ("
-                        + a.stage + ")"));
+                fail(a, new IOException(a.name() + " closed the connection in the middle of its bootstrap (" + a.stage + ")"));
             }
         } catch (IOException | RuntimeException e) {
             fail(a, e);
@@ -550,52 +520,34 @@ final class BootstrapAcceptor implements Closeable {
         step(a);
     }
 
-    /**
-     * A TCP-first connection's token: the connection goes to accept as it is, once it has a slot;
-     * or an upgrade's: its HELLO follows, for the open TCP-first connection of the same client
-     * address that has this token, which no other upgrade may then claim.
-     */
-    private void token(Arrival a) {
-        a.token = a.in.array();
-        if (a.kind == BootstrapProtocol.TCP_FIRST) {
-            a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
-            if (freeSlots > 0) {
-                freeSlots--;
-                a.slotHeld = true;
-                deliverTcpFirst(a);
-            } else {
-                waitingForSlot.addLast(a);
-            }
-            return;
+    /** A TCP-first client: it goes to accept as it is, once it has a slot. */
+    private void tcpFirst(Arrival a) {
+        a.tcpFirst = true;
+        a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
+        if (freeSlots > 0) {
+            freeSlots--;
+            a.slotHeld = true;
+            deliverTcpFirst(a);
+        } else {
+            waitingForSlot.addLast(a);
         }
-        ByteBuffer key = ByteBuffer.wrap(a.token);
-        TcpFirstConnection target = tcpFirst.get(key);
-        if (target == null || !target.client().equals(a.remote.getAddress()) || !tcpFirst.remove(key, target)) {
-            drop(a, "asked to upgrade a connection its address has not open here");
-            return;
-        }
-        a.upgradeOf = target;
-        a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
-        step(a);
     }
 
     /**
      * A TCP-first client with a slot: its socket, carrying the connection on TCP, goes to accept
      * at once, as a plain TCP connection would; our magic and version answer its start in front
-     * of the first bytes the socket writes.
+     * of the first frame the socket writes. Its upgrade runs on the connection itself
+     * ({@link ServerUpgrade}), so it does not need this server socket any more.
      */
     private void deliverTcpFirst(Arrival a) {
         try {
             a.key.cancel();
-            ByteBuffer key = ByteBuffer.wrap(a.token);
             AldeiaSocket socket = sockets.newSocket();
+            ServerUpgrade.Context context = new ServerUpgrade.Context(sockets, socket, a.local.getAddress(),
+                    a.remote.getAddress());
             TcpFirstChannel channel = TcpFirstChannel.server(a.channel, a.name(), BootstrapProtocol.start().array(),
-                    () -> tcpFirst.remove(key));
+                    ServerUpgrade.starter(context, 4L * limits.stepMillis()));
             socket.attachAccepted(channel, socket.connectionSizes(), a.local, a.remote);
-            if (tcpFirst.putIfAbsent(key, new TcpFirstConnection(socket, channel, a.remote.getAddress())) != null) {
-                socket.close();
-                throw new IOException("its token is another open connection's");
-            }
             LOG.debug("Aldeia accept on {} from {}: TCP-first client", name, a.name());
             leave(a, true);
             queue.add(new AldeiaClient(socket));
@@ -681,7 +633,7 @@ final class BootstrapAcceptor implements Closeable {
     private void create(Arrival a) {
         a.enter(Arrival.Stage.CREATING, 0, stepNanos);
         NativeWork creation = () -> {
-            a.socket = a.upgradeOf != null ? a.upgradeOf.socket() : sockets.newSocket();
+            a.socket = sockets.newSocket();
             a.sizes = a.socket.connectionSizes();
             a.out = a.server.create(a.transport, a.socket.id(), a.sizes.endpoint(), a.local.getAddress());
             if (a.server.connectsBeforeAnswer()) {
@@ -718,38 +670,11 @@ final class BootstrapAcceptor implements Closeable {
         ByteBuffer connected = ByteBuffer.wrap(new byte[] {BootstrapProtocol.CONNECTED});
         a.out = answer == null ? connected
                 : ByteBuffer.allocate(answer.remaining() + 1).put(answer).put(connected).flip();
-        if (a.upgradeOf != null) {
-            return upgradeNow(a);
-        }
         a.writeEarly();
         a.unconfirmed = new UnconfirmedChannel(a.server.takeChannel(), a.name());
         a.socket.attachAccepted(a.unconfirmed, a.sizes, a.local, a.remote);
         a.delivered = true;
         queue.add(new AldeiaClient(a.socket));
-        return Arrival.Stage.CONFIRMING;
-    }
-
-    /**
-     * An upgrade's channel becomes its TCP-first connection's before our CONNECTED goes out: from
-     * then on the client may move, and a TCP end of stream on the connection waits for the
-     * outcome ({@link UnconfirmedChannel#afterTcpEnd}). Nothing goes to accept.
-     */
-    private Arrival.Stage upgradeNow(Arrival a) throws IOException {
-        UnconfirmedChannel upgraded = new UnconfirmedChannel(a.server.takeChannel(), a.name());
-        a.unconfirmed = upgraded;
-        TcpFirstChannel target = a.upgradeOf.channel();
-        upgraded.onConfirm(() -> {
-            try {
-                target.completed(upgraded);
-            } catch (IOException | RuntimeException e) {
-                LOG.debug("Aldeia accept on {} from {}: a shutdown could not follow the upgrade ({})", name, a.name(),
-                        e.toString());
-            }
-        });
-        if (!target.offer(upgraded)) {
-            throw new IOException("the connection it upgrades closed first");
-        }
-        a.writeEarly();
         return Arrival.Stage.CONFIRMING;
     }
 
@@ -766,8 +691,8 @@ final class BootstrapAcceptor implements Closeable {
             throw new IOException(a.name() + " sent " + ack + " instead of the Aldeia connection confirmation");
         }
         a.unconfirmed.confirm();
-        LOG.debug("Aldeia accept on {} from {}: {}", name, a.name(), a.upgradeOf != null ? "upgraded" : "Aldeia client");
-        leave(a, a.delivered);
+        LOG.debug("Aldeia accept on {} from {}: Aldeia client", name, a.name());
+        leave(a, true);
         // Step 5: the bootstrap connection is done.
         AcceptQueue.closeQuietly(a.channel);
     }
@@ -877,9 +802,7 @@ final class BootstrapAcceptor implements Closeable {
         leave(a, a.delivered); // a delivered socket holds its slot in the accept queue
         if (a.unconfirmed != null) {
             a.unconfirmed.fail(why != null ? why : new IOException("the server socket closed during its bootstrap"));
-            if (a.upgradeOf == null) {
-                queue.withdraw(new AldeiaClient(a.socket));
-            }
+            queue.withdraw(new AldeiaClient(a.socket));
         }
         if (a.server != null) {
             a.server.abandon();

@@ -65,13 +65,6 @@ final class BootstrapKeys {
         return bytes;
     }
 
-    /** 16 bytes from the kernel's random source: a TCP-first connection's token. */
-    static byte[] token() {
-        byte[] bytes = new byte[BootstrapProtocol.TOKEN_BYTES];
-        RANDOM.nextBytes(bytes);
-        return bytes;
-    }
-
     static byte[] transcript(byte[] helloBody, byte[] replyCovered) {
         return sha256(helloBody, replyCovered);
     }

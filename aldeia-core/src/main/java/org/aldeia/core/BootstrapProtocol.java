@@ -17,22 +17,16 @@ import java.util.List;
  *     +-----------+-------------+
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
- * then one of three, in the same segment:
- *   TCP first (aldeia.conf upgrade_after > 0): the connection itself carries the data, on TCP, until
- *   its client upgrades it ({@link TcpFirstChannel}); the server answers at once with its own magic
- *   and version (8 bytes) and hands the socket to accept; nothing more of the bootstrap is said here:
- *     +-----------------+-------------+
- *     | TCP_FIRST = -1  | token (16)  |        token: random, the connection's name in its upgrade
- *     +-----------------+-------------+
- *   its upgrade, on a second connection to the same port, once the first has lived upgrade_after ms:
- *     +-----------------+-------------+------------------------------------------------------------+
- *     | UPGRADE = -2    | token (16)  | HELLO and the rest as below, for the first connection       |
- *     +-----------------+-------------+------------------------------------------------------------+
- *   the server drops it unless an open TCP-first connection of its port from the same address has
- *   that token; the channel it makes is that connection's (accept sees nothing new). Each side moves
- *   its writes to the channel once the other side's endpoint admits them (the client after its
- *   CONNECTED, the server once confirmed): it ends its TCP output, then writes on the channel.
- *   A new connection set up at once (upgrade_after = 0, the thesis's bootstrap), the HELLO:
+ * then, in the same segment, either
+ *   TCP first (aldeia.conf upgrade_after > 0): the connection itself carries the data, on TCP, in
+ *   frames, until its client upgrades it in band ({@link TcpFirstChannel}); the server hands the
+ *   socket to accept at once and answers with its own magic and version in front of its first frame:
+ *     +-----------------+
+ *     | TCP_FIRST = -1  |        (in place of a HELLO's length)
+ *     +-----------------+
+ *   the upgrade is the bootstrap below, its messages in control frames of that connection;
+ * or
+ *   a new connection set up at once (upgrade_after = 0, the thesis's bootstrap), the HELLO:
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
  *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | route (1) | route (r) | endpoint info (the rest)|
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
@@ -94,11 +88,8 @@ final class BootstrapProtocol {
      * answered a challenge).
      */
     static final int VERSION = 7;
-    /** In place of a HELLO's length: a TCP-first connection, its token follows. */
+    /** In place of a HELLO's length: a TCP-first connection. */
     static final int TCP_FIRST = -1;
-    /** In place of a HELLO's length: the upgrade of the TCP-first connection whose token follows, then a HELLO. */
-    static final int UPGRADE = -2;
-    static final int TOKEN_BYTES = 16;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
@@ -145,16 +136,9 @@ final class BootstrapProtocol {
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + body.length).put(start()).put(hello(body)).flip();
     }
 
-    /** A TCP-first connection's start: magic, version, TCP_FIRST and its token; the server answers {@link #start()}. */
-    static ByteBuffer tcpFirst(byte[] token) {
-        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + TOKEN_BYTES).put(start()).putInt(TCP_FIRST).put(token)
-                .flip();
-    }
-
-    /** An upgrade's start: magic, version, UPGRADE, the token of the connection upgraded, then the HELLO. */
-    static ByteBuffer upgradeAndHello(byte[] token, byte[] body) {
-        return ByteBuffer.allocate(START_BYTES + Integer.BYTES + TOKEN_BYTES + Integer.BYTES + body.length).put(start())
-                .putInt(UPGRADE).put(token).put(hello(body)).flip();
+    /** A TCP-first connection's start: magic, version, TCP_FIRST; the server answers {@link #start()}. */
+    static ByteBuffer tcpFirst() {
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES).put(start()).putInt(TCP_FIRST).flip();
     }
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */

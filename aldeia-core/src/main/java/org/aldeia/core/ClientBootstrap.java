@@ -7,6 +7,8 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -26,26 +28,28 @@ import org.aldeia.core.spi.Transport;
  */
 final class ClientBootstrap {
 
-    private final SocketChannel bootstrap;
     private final InetSocketAddress server;
     private final String peerName;
     private final int timeoutMillis;
-    /** The token of the TCP-first connection this bootstrap upgrades; null for a new connection. */
-    private final byte[] upgradeToken;
     private final DataOutputStream out;
     private final DataInputStream in;
 
-    private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis, byte[] upgradeToken) throws IOException {
-        this.bootstrap = bootstrap;
+    /** Over {@code in} and {@code out}, whose reads time out after {@code timeoutMillis}; a flush sends a message. */
+    private ClientBootstrap(InetSocketAddress server, InputStream in, OutputStream out, int timeoutMillis) {
         this.timeoutMillis = timeoutMillis;
-        this.upgradeToken = upgradeToken;
-        this.server = (InetSocketAddress) bootstrap.getRemoteAddress();
+        this.server = server;
         this.peerName = "server at " + AddressText.of(server);
+        this.out = new DataOutputStream(out);
+        this.in = new DataInputStream(in);
+    }
+
+    private static ClientBootstrap over(SocketChannel bootstrap, int timeoutMillis) throws IOException {
         Socket socket = bootstrap.socket();
         socket.setSoTimeout(timeoutMillis);
         socket.setTcpNoDelay(true);
-        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        return new ClientBootstrap((InetSocketAddress) bootstrap.getRemoteAddress(),
+                new BufferedInputStream(socket.getInputStream()), new BufferedOutputStream(socket.getOutputStream()),
+                timeoutMillis);
     }
 
     /** Makes the endpoint of this connection on another route, when the server refused the first. */
@@ -62,21 +66,29 @@ final class ClientBootstrap {
      * the caller closes it.
      *
      * @param timeoutMillis bound on each wait for the server
-     * @param upgradeToken the token of the TCP-first connection to the same server this bootstrap
-     *     upgrades ({@link BootstrapProtocol#UPGRADE}), or null: the channel is a new connection's
      * @return the connected channel
      * @throws IOException naming the server and the step that failed
      */
     static Channel connect(SocketChannel bootstrap, Routes routes, Transport transport, Endpoint endpoint,
-            EndpointMaker maker, int timeoutMillis, byte[] upgradeToken) throws IOException {
+            EndpointMaker maker, int timeoutMillis) throws IOException {
         ClientBootstrap client;
         try {
-            client = new ClientBootstrap(bootstrap, timeoutMillis, upgradeToken);
+            client = over(bootstrap, timeoutMillis);
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(endpoint, e);
             throw e;
         }
         return client.run(routes, transport, endpoint, maker);
+    }
+
+    /**
+     * The same steps over a TCP-first connection's control frames ({@link TcpFirstChannel}):
+     * {@code in} gives the server's messages (its reads time out after {@code timeoutMillis}), a
+     * flush of {@code out} sends one.
+     */
+    static Channel upgrade(InetSocketAddress server, InputStream in, OutputStream out, Routes routes,
+            Transport transport, Endpoint endpoint, EndpointMaker maker, int timeoutMillis) throws IOException {
+        return new ClientBootstrap(server, in, out, timeoutMillis).run(routes, transport, endpoint, maker);
     }
 
     /** What the client offered in its HELLO, and on which route. */
@@ -97,8 +109,7 @@ final class ClientBootstrap {
             // The start and the HELLO in one segment: each write to the server costs a wake-up
             // of its selector.
             Offer offer = offer(firstTransport, endpoint);
-            write((upgradeToken == null ? BootstrapProtocol.startAndHello(offer.hello())
-                    : BootstrapProtocol.upgradeAndHello(upgradeToken, offer.hello())).array());
+            write(BootstrapProtocol.startAndHello(offer.hello()).array());
             byte[] replyBody = readReplyBody();
             if (replyBody[0] == BootstrapProtocol.UNROUTED) {
                 Transport next = routes.afterRefusal(server, firstTransport.route(),

@@ -100,13 +100,12 @@ final class PlainChannelIo implements Closeable {
         }
     }
 
-    /** Writes {@code first} and then {@code b[off..off+len)} in one system call while the kernel takes them. */
-    void write(byte[] first, byte[] b, int off, int len) throws IOException {
+    /** Writes every byte of {@code buffers}, in order, each turn in one system call (a gathering write). */
+    void write(ByteBuffer... buffers) throws IOException {
         synchronized (writeLock) {
-            ByteBuffer[] buffers = {ByteBuffer.wrap(first), ByteBuffer.wrap(b, off, len)};
             Interrupts interrupts = new Interrupts();
             try {
-                while (buffers[0].hasRemaining() || buffers[1].hasRemaining()) {
+                while (buffers[buffers.length - 1].hasRemaining()) {
                     if (channel.write(buffers) == 0) {
                         await(SelectionKey.OP_WRITE, 0, null, interrupts);
                     }

@@ -2,8 +2,9 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.net.SocketException;
+import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import org.aldeia.core.spi.Channel;
 
 /**
@@ -13,170 +14,192 @@ import org.aldeia.core.spi.Channel;
  * opens a connection per request gets TCP's set-up cost and never pays for a queue pair; a
  * connection that lives on moves to the fast path while it carries data.
  *
- * <p>Each direction moves on its own, and in order: the writer sends its last TCP bytes, ends
- * its TCP output (a FIN) and writes on the route's channel from then on; the reader reads TCP
- * to its end and goes on on the route's channel. A TCP end of stream is therefore either the
- * peer's close or its move, which the {@link Upgrade} tells apart: a writer moves only once
- * its upgrade is {@linkplain Upgrade#done done}, which the other side's upgrade learns no later
- * than the moment the first moved byte can arrive ({@link Upgrade#afterTcpEnd} waits for a
- * pending one). Once both directions moved, the TCP connection is closed.
+ * <p>On TCP, each direction is a sequence of frames, so that the upgrade's bootstrap runs on the
+ * connection itself (no second connection, so no need for the server's listener) and the move
+ * of each direction is a marker in its stream:
  *
  * <pre>
- *   writer:  TCP bytes ... | FIN |  channel bytes ... | channel end of stream
- *   reader:  TCP bytes ... | -1: upgraded? yes -> channel bytes ... | -1
- *                                          no  -> -1 (the peer closed)
+ *   +-------------+------------------+
+ *   | length >= 0 | data (length)    |      DATA: what the application wrote, one frame a write
+ *   +-------------+------------------+
+ *   | CONTROL -1  | length | message |      one bootstrap message (at most MAX_CONTROL bytes)
+ *   +-------------+--------+---------+
+ *   | MOVED -2    |                        the last frame: this direction goes on on the channel
+ *   +-------------+
  * </pre>
  *
- * <p>One thread reads while another writes, as with every channel; the upgrade itself runs on
- * another thread (the client's {@link ClientUpgrade}, the server's acceptor).
+ * (the server's stream starts with its answer, its magic and version). The client starts the
+ * upgrade; both sides run the bootstrap of thesis Fig. 4.4 over control frames ({@link
+ * ClientUpgrade}, {@link ServerUpgrade}); each side's writes move once its channel may be written
+ * (the client after its CONNECTED, the server once it has the client's), by a MOVED; each reader
+ * moves when it reads the peer's MOVED. Once both directions moved, the TCP connection is closed.
+ *
+ * <p>Control frames are read by whoever reads the connection: the application's reader, or,
+ * while none is reading, the upgrade itself ({@link #pump}), which takes only control frames at
+ * the front of the stream: data waits for the application, and TCP's flow control holds the peer.
  */
 final class TcpFirstChannel implements Channel {
 
-    /** How one connection's upgrade stands, as its TCP phase needs to know it. */
+    static final int DATA_MAX = Integer.MAX_VALUE;
+    static final int CONTROL = -1;
+    static final int MOVED = -2;
+    /** A bootstrap message is a few hundred bytes; a HELLO at most about 4.5 KiB. */
+    static final int MAX_CONTROL = 8192;
+    private static final int INBOUND_BYTES = 16 * 1024;
+    /** How often a server that writes and does not read looks for its client's upgrade messages. */
+    private static final long PUMP_NANOS = 1_000_000;
+    /**
+     * Half the least upgrade_after a client may have (its range starts at 1 ms; half, for the
+     * time between the client's connect and the server's accept): a server connection younger
+     * than this at its close has no upgrade message coming.
+     */
+    static final long EARLIEST_UPGRADE_NANOS = 500_000;
+
+    /** Where the control frames go, and what the connection's reader must wait for at a MOVED. */
     interface Upgrade {
-        /** The channel to move to, or null while the upgrade is not complete (never blocks). */
-        Channel done();
+        /** A control frame arrived (on the reader's thread: must not block). */
+        void control(byte[] message) throws IOException;
 
-        /**
-         * After the peer's TCP end of stream: the channel the peer moved to, or null if the end
-         * is the peer's close. Waits, bounded, for an upgrade whose outcome is not known yet.
-         *
-         * @throws IOException if the peer may have moved to a channel this side could not complete
-         */
-        Channel afterTcpEnd() throws IOException;
+        /** The peer's TCP stream ended, or the connection closed: a bootstrap waiting for a message fails. */
+        void ended();
 
-        /**
-         * The connection closes: ends the upgraded channel, or will once it is done, so that a
-         * peer that reads on after our FIN finds our end of stream there (abortive: a reset).
-         */
-        void release(boolean abortive) throws IOException;
+        /** The channel the peer moved to, at its MOVED: waits, bounded, for this side's bootstrap to finish. */
+        Channel movedChannel() throws IOException;
+
+        /** The connection closes: a channel made later is closed at once. */
+        void abandon();
     }
 
-    /** A client-side action run once, when the connection is old enough to be upgraded. */
+    /** Makes the upgrade of a connection (server side: at the client's first control frame). */
     @FunctionalInterface
-    interface Trigger {
-        void fire(TcpFirstChannel channel);
+    interface UpgradeStarter {
+        Upgrade start(TcpFirstChannel connection) throws IOException;
     }
 
     private final SocketChannel tcp;
     private final PlainChannelIo io;
+    /** The accepting side: its upgrade starts at the client's first control frame. */
+    private final boolean server;
     private final String peerName;
-    private final Object readLock = new Object();
+    private final ReentrantLock readLock = new ReentrantLock();
     private final Object writeLock = new Object();
-    private volatile Upgrade upgrade;
-    /**
-     * Server: its answer, not written yet (under writeLock). It goes with the first write, in the
-     * same segment, so that the client wakes up once for both; or alone before a shutdown, a move
-     * or a close. (The client's start goes at connect: accept must return without the client's
-     * first write, as a TCP server's does.)
-     */
-    private byte[] preamble;
-    /** Client: bytes of the server's answer still to be read before its first data byte. */
+    private final Object upgradeLock = new Object();
+    /** The upgrade under way or done; null before. */
+    private Upgrade upgrade;
+    /** Server: starts the upgrade at the client's first control frame. Client: starts it at its trigger. */
+    private final UpgradeStarter starter;
+    /** Client: when the upgrade starts (System.nanoTime), at the first call from then on; server: unused. */
+    private final long upgradeAtNanos;
+    private volatile boolean upgradeDue;
+
+    // ---- reading, under readLock ----
+    private final ByteBuffer inbound = ByteBuffer.allocate(INBOUND_BYTES).flip();
+    /** Client: the server's answer, checked before its first frame; null once checked. */
     private byte[] answer;
-    private int answerRead;
-    /** Client: what starts the upgrade, and when (System.nanoTime); null once fired, or never. */
-    private volatile Trigger trigger;
-    private final long triggerAtNanos;
-    /** Server: tells the acceptor the connection is gone, so nobody can upgrade it any more. */
-    private final Runnable onRelease;
-    /** Set under writeLock. */
-    private volatile Channel writeChannel;
-    private volatile boolean outputShut;
-    /** The upgraded channel's output or input was shut for a shutdown made on TCP (once each). */
-    private final AtomicBoolean movedOutputShut = new AtomicBoolean();
-    private final AtomicBoolean movedInputShut = new AtomicBoolean();
-    /** Set under readLock. */
+    /** Bytes of the current data frame not read yet. */
+    private int dataLeft;
+    private boolean tcpEnded;
     private volatile Channel readChannel;
     private volatile boolean inputShut;
-    /** Which TCP directions are over (moved or shut); the TCP connection closes when both are. */
-    private boolean tcpWriteOver;
-    private boolean tcpReadOver;
-    private volatile boolean closed;
 
-    private TcpFirstChannel(SocketChannel tcp, String peerName, byte[] preamble, byte[] answer, Trigger trigger,
-            long triggerAtNanos, Runnable onRelease) throws IOException {
+    // ---- writing, under writeLock ----
+    /** Server: its answer, in front of its first frame. */
+    private ByteBuffer preamble;
+    private volatile Channel writeChannel;
+    private boolean outputShut;
+    /** Server: when a write next looks for control frames nobody reads (System.nanoTime): none come earlier. */
+    private long pumpAtNanos = System.nanoTime() + EARLIEST_UPGRADE_NANOS;
+
+    private volatile boolean closed;
+    private boolean tcpClosed;
+    private final long openedAtNanos = System.nanoTime();
+
+    private TcpFirstChannel(SocketChannel tcp, String peerName, byte[] answer, byte[] preamble, UpgradeStarter starter,
+            long upgradeAtNanos) throws IOException {
         this.tcp = tcp;
         this.io = new PlainChannelIo(tcp);
+        this.server = answer == null;
         this.peerName = peerName;
-        this.preamble = preamble;
         this.answer = answer;
-        this.trigger = trigger;
-        this.triggerAtNanos = triggerAtNanos;
-        this.onRelease = onRelease;
+        this.preamble = preamble == null ? null : ByteBuffer.wrap(preamble);
+        this.starter = starter;
+        this.upgradeAtNanos = upgradeAtNanos;
+        this.upgradeDue = starter != null && answer != null;
     }
 
     /**
      * The client side, over the connected {@code tcp}, to which it writes {@code start} now; its
-     * first read checks the server's {@code answer}; {@code trigger} runs at the first call after
-     * {@code upgradeAfterNanos}.
+     * first frame is preceded by the server's {@code answer}; {@code starter} makes the upgrade
+     * at the first read or write after {@code upgradeAfterNanos}.
      */
     static TcpFirstChannel client(SocketChannel tcp, String serverName, byte[] start, byte[] answer,
-            long upgradeAfterNanos, Trigger trigger) throws IOException {
-        TcpFirstChannel channel = new TcpFirstChannel(tcp, serverName, null, answer, trigger,
-                System.nanoTime() + upgradeAfterNanos, () -> {});
+            long upgradeAfterNanos, UpgradeStarter starter) throws IOException {
+        TcpFirstChannel channel = new TcpFirstChannel(tcp, serverName, answer, null, starter,
+                System.nanoTime() + upgradeAfterNanos);
         channel.io.write(start, 0, start.length);
         return channel;
     }
 
     /**
      * The server side, over an accepted {@code tcp} whose TCP-first start was read: it sends
-     * {@code answer} first; the client upgrades it. {@code onRelease} runs when it closes.
+     * {@code answer} in front of its first frame; {@code starter} makes the upgrade when the
+     * client's first control frame comes.
      */
-    static TcpFirstChannel server(SocketChannel tcp, String clientName, byte[] answer, Runnable onRelease)
+    static TcpFirstChannel server(SocketChannel tcp, String clientName, byte[] answer, UpgradeStarter starter)
             throws IOException {
-        return new TcpFirstChannel(tcp, clientName, answer, null, null, 0, onRelease);
+        return new TcpFirstChannel(tcp, clientName, null, answer, starter, 0);
+    }
+
+    /** The peer's name, for the upgrade's messages. */
+    String peerName() {
+        return peerName;
+    }
+
+    // ---- the upgrade's side ----
+
+    /** One bootstrap message to the peer; fails once this side's TCP output is over. */
+    void writeControl(byte[] message) throws IOException {
+        synchronized (writeLock) {
+            if (writeChannel != null || outputShut || closed) {
+                throw new SocketException("the connection's TCP output is over: no upgrade");
+            }
+            ByteBuffer frame = ByteBuffer.allocate(2 * Integer.BYTES + message.length).putInt(CONTROL)
+                    .putInt(message.length).put(message).flip();
+            io.write(takePreamble(), frame);
+        }
     }
 
     /**
-     * Sets the connection's upgrade, before anything that lets the peer move (the server: before
-     * its CONNECTED; the client: before its bootstrap starts). False if there is one already or
-     * the channel is closed: a connection is upgraded once.
+     * The upgrade is done and the peer's endpoint admits ours: the last TCP frame, MOVED, then
+     * every write goes to {@code moved}. False if this side's output ended meanwhile (the peer
+     * has read its end on TCP then).
      */
-    synchronized boolean offer(Upgrade next) {
-        if (upgrade != null || closed) {
-            return false;
+    boolean moveWrites(Channel moved) throws IOException {
+        synchronized (writeLock) {
+            if (outputShut || closed) {
+                return false;
+            }
+            io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(MOVED).flip());
+            writeChannel = moved;
         }
-        upgrade = next;
+        tcpDirectionOver();
         return true;
     }
 
     /**
-     * Called once the upgrade is done (its {@link Upgrade#done} returns {@code moved}), by the
-     * thread that completed it, which may be a server socket's acceptor: so it never waits for a
-     * writer. A direction this side shut down while on TCP is shut down on the new channel too,
-     * so the peer, which reads on after the FIN it took for a move, sees the same end. A shutdown
-     * racing with this sets its flag first and then looks at the upgrade, this looks at the flag
-     * after the upgrade was done: one of the two sees the other (both are volatile).
+     * While no application thread reads: takes the control frames at the front of what has
+     * arrived, without waiting (the upgrade calls it while it waits for a message).
      */
-    void completed(Channel moved) throws IOException {
-        if (outputShut && movedOutputShut.compareAndSet(false, true)) {
-            moved.shutdownOutput();
+    void pump() throws IOException {
+        if (!readLock.tryLock()) {
+            return; // a reader is there: it hands the control frames over itself
         }
-        if (inputShut && movedInputShut.compareAndSet(false, true)) {
-            moved.shutdownInput();
-        }
-    }
-
-    private Channel upgradeDone() {
-        Upgrade u = upgrade;
-        return u == null ? null : u.done();
-    }
-
-    /** Writes the preamble if it has not gone yet (under writeLock). */
-    private void sayFirst() throws IOException {
-        byte[] first = preamble;
-        if (first != null) {
-            preamble = null;
-            io.write(first, 0, first.length);
-        }
-    }
-
-    /** The preamble, for a side about to end. */
-    private void sayFirstNow() throws IOException {
-        if (preamble != null) {
-            synchronized (writeLock) {
-                sayFirst();
+        try {
+            if (readChannel == null && !inputShut && !closed && dataLeft == 0) { // not in the middle of data
+                nextFrame(false);
             }
+        } finally {
+            readLock.unlock();
         }
     }
 
@@ -190,108 +213,260 @@ final class TcpFirstChannel implements Channel {
         return readChannel != null;
     }
 
-    /** The peer's name, for the upgrade's messages. */
-    String peerName() {
-        return peerName;
-    }
+    // ---- writing ----
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
         synchronized (writeLock) {
-            Channel moved = writeTarget();
+            Channel moved = writeChannel;
             if (moved != null) {
                 moved.write(b, off, len);
-            } else if (preamble != null) {
-                byte[] first = preamble;
-                preamble = null;
-                io.write(first, b, off, len);
-            } else {
-                io.write(b, off, len);
+            } else if (len > 0) {
+                io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(len).flip(),
+                        ByteBuffer.wrap(b, off, len));
+                maybePump();
             }
         }
-        maybeTrigger();
+        maybeUpgrade();
     }
 
     @Override
     public void flush() throws IOException {
         synchronized (writeLock) {
-            sayFirst();
-            Channel moved = writeTarget();
+            Channel moved = writeChannel;
             if (moved != null) {
                 moved.flush();
+            } else {
+                writePreamble(); // TCP: write handed every byte to the kernel, as java.net's flush does
             }
-            // TCP: write has handed every byte to the kernel already, as java.net's flush does
         }
     }
 
-    /** The channel writes go to: the upgraded one once it is done (moving now if not yet), else null for TCP. */
-    private Channel writeTarget() throws IOException {
-        if (writeChannel != null) {
-            return writeChannel;
+    /**
+     * Server, on TCP (under writeLock): a server that only writes would never read its client's
+     * first upgrade message, which starts its side; so a write looks, at most once a millisecond,
+     * without waiting, when no reader is there.
+     */
+    private void maybePump() throws IOException {
+        if (!server) {
+            return; // the client's upgrade pumps while it waits for the server
         }
-        Channel moved = upgradeDone();
-        if (moved == null) {
-            return null;
+        long now = System.nanoTime();
+        if (now - pumpAtNanos >= 0) {
+            pumpAtNanos = now + PUMP_NANOS;
+            pump();
         }
-        sayFirst();
-        if (!outputShut) {
-            tcp.shutdownOutput(); // the FIN: every TCP byte before it, every later one on `moved`
+    }
+
+    /** The server's answer, taken to go in front of a frame (an empty buffer once it went). */
+    private ByteBuffer takePreamble() {
+        ByteBuffer first = preamble == null ? ByteBuffer.allocate(0) : preamble;
+        preamble = null;
+        return first;
+    }
+
+    private void writePreamble() throws IOException {
+        ByteBuffer first = takePreamble();
+        if (first.hasRemaining()) {
+            io.write(first);
         }
-        writeChannel = moved;
-        tcpDirectionOver(true);
-        return moved;
     }
 
     @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-        maybeTrigger();
-        synchronized (readLock) {
-            if (readChannel != null) {
-                return readChannel.read(b, off, len);
+    public void shutdownOutput() throws IOException {
+        synchronized (writeLock) {
+            Channel moved = writeChannel;
+            if (moved != null) {
+                moved.shutdownOutput();
+                return;
             }
-            if (inputShut) {
-                return -1;
+            if (!outputShut) {
+                writePreamble();
+                tcp.shutdownOutput(); // no upgrade from now on: its messages and MOVED go on TCP
+                outputShut = true;
             }
-            if (len == 0) {
-                return 0;
-            }
-            readAnswer();
-            int n = io.read(b, off, len, 0);
-            if (n >= 0 || inputShut) {
-                return n;
-            }
-            Upgrade u = upgrade;
-            Channel moved = u == null ? null : u.afterTcpEnd();
-            if (moved == null) {
-                return -1;
-            }
-            readChannel = moved;
-            tcpDirectionOver(false);
-            return moved.read(b, off, len);
         }
     }
 
-    /** Client: the server's answer to the TCP-first start, before the first byte of data. */
-    private void readAnswer() throws IOException {
-        if (answer == null) {
-            return;
+    // ---- reading ----
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+        maybeUpgrade();
+        readLock.lock();
+        try {
+            while (true) {
+                Channel moved = readChannel;
+                if (moved != null) {
+                    return moved.read(b, off, len);
+                }
+                if (inputShut) {
+                    return -1;
+                }
+                if (len == 0) {
+                    return 0;
+                }
+                if (dataLeft > 0) {
+                    return readData(b, off, len);
+                }
+                if (!nextFrame(true)) {
+                    return -1;
+                }
+            }
+        } finally {
+            readLock.unlock();
         }
-        byte[] got = new byte[answer.length];
-        while (answerRead < answer.length) {
-            int n = io.read(got, answerRead, answer.length - answerRead, 0);
+    }
+
+    /** From the current data frame: what is buffered first, else straight from TCP into {@code b}. */
+    private int readData(byte[] b, int off, int len) throws IOException {
+        int n;
+        if (inbound.hasRemaining()) {
+            n = Math.min(Math.min(len, dataLeft), inbound.remaining());
+            inbound.get(b, off, n);
+        } else {
+            n = io.read(b, off, Math.min(len, dataLeft), 0);
             if (n < 0) {
+                throw new SocketException(peerName + " ended the connection in the middle of a frame");
+            }
+        }
+        dataLeft -= n;
+        return n;
+    }
+
+    /**
+     * Reads frames until a data frame's bytes are there to read (true), the reads moved (true),
+     * or TCP ended at a frame's boundary (false); control frames go to the upgrade. Without
+     * {@code block}, returns false as soon as a whole header is not there yet.
+     */
+    private boolean nextFrame(boolean block) throws IOException {
+        while (readChannel == null) {
+            if (answer != null && !readAnswer(block)) {
+                return false;
+            }
+            if (!fill(Integer.BYTES, block)) {
+                return false;
+            }
+            int header = inbound.getInt(inbound.position());
+            if (header >= 0) {
+                inbound.getInt();
+                dataLeft = header;
+                if (header > 0) {
+                    return true; // the pump stops here too: the data is the application's to read first
+                }
+                continue;
+            }
+            if (header == MOVED) {
+                if (!block) {
+                    return false; // the pump is the upgrade itself, which the move waits for: a reader takes it
+                }
+                inbound.getInt();
+                readChannel = upgradeOrFail().movedChannel();
+                tcpDirectionOver();
+                return true;
+            }
+            if (header != CONTROL || !fill(2 * Integer.BYTES, block)) {
+                if (header != CONTROL) {
+                    throw new SocketException(peerName + " sent a frame of type " + header + " on its TCP connection");
+                }
+                return false;
+            }
+            int length = inbound.getInt(inbound.position() + Integer.BYTES);
+            if (length < 0 || length > MAX_CONTROL) {
+                throw new SocketException(peerName + " sent a control frame of " + length + " bytes");
+            }
+            if (!fill(2 * Integer.BYTES + length, block)) {
+                return false;
+            }
+            inbound.position(inbound.position() + 2 * Integer.BYTES);
+            byte[] message = new byte[length];
+            inbound.get(message);
+            controlArrived(message);
+        }
+        return true;
+    }
+
+    /** Client: the server's magic and version in front of its first frame. */
+    private boolean readAnswer(boolean block) throws IOException {
+        if (!fill(answer.length, block)) {
+            if (tcpEnded) {
                 throw new SocketException(peerName + " closed the connection without answering its Aldeia start (is it "
                         + "an Aldeia server socket of the same version?)");
             }
-            for (int i = answerRead; i < answerRead + n; i++) {
-                if (got[i] != answer[i]) {
-                    throw new SocketException(peerName + " answered its Aldeia start with other bytes: it is not an "
-                            + "Aldeia server socket of the same version");
-                }
+            return false;
+        }
+        for (byte expected : answer) {
+            if (inbound.get() != expected) {
+                throw new SocketException(peerName + " answered its Aldeia start with other bytes: it is not an Aldeia "
+                        + "server socket of the same version");
             }
-            answerRead += n;
         }
         answer = null;
+        return true;
+    }
+
+    /**
+     * Makes {@code bytes} bytes available at the inbound buffer's position; false at TCP's end
+     * (or, without {@code block}, when they are not there yet).
+     */
+    private boolean fill(int bytes, boolean block) throws IOException {
+        while (inbound.remaining() < bytes) {
+            if (tcpEnded) {
+                endOfTcp();
+                return false;
+            }
+            inbound.compact();
+            int n;
+            try {
+                n = block ? io.read(inbound.array(), inbound.position(), inbound.remaining(), 0)
+                        : tcp.read(inbound);
+                if (block && n > 0) {
+                    inbound.position(inbound.position() + n);
+                }
+            } finally {
+                inbound.flip();
+            }
+            if (n < 0) {
+                tcpEnded = true;
+            } else if (n == 0 && !block) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void endOfTcp() {
+        Upgrade u;
+        synchronized (upgradeLock) {
+            u = upgrade;
+        }
+        if (u != null) {
+            u.ended();
+        }
+    }
+
+    /** A control frame: to the upgrade, made now on the server if it is the client's first. */
+    private void controlArrived(byte[] message) throws IOException {
+        Upgrade u;
+        synchronized (upgradeLock) {
+            if (upgrade == null && server && !closed) {
+                upgrade = starter.start(this);
+            }
+            u = upgrade;
+        }
+        if (u == null) {
+            throw new SocketException(peerName + " sent a bootstrap message no upgrade asked for");
+        }
+        u.control(message);
+    }
+
+    private Upgrade upgradeOrFail() throws SocketException {
+        synchronized (upgradeLock) {
+            if (upgrade == null) {
+                throw new SocketException(peerName + " moved the connection without an upgrade");
+            }
+            return upgrade;
+        }
     }
 
     @Override
@@ -300,58 +475,123 @@ final class TcpFirstChannel implements Channel {
         if (moved != null) {
             return moved.available();
         }
-        if (inputShut || closed || answer != null) {
+        if (!readLock.tryLock()) {
             return 0;
         }
-        return tcp.socket().getInputStream().available();
+        try {
+            return inputShut || closed || answer != null ? 0 : Math.min(dataLeft, inbound.remaining());
+        } finally {
+            readLock.unlock();
+        }
     }
 
     @Override
     public long skip(long n) throws IOException {
         byte[] scratch = new byte[(int) Math.min(n, 8192)];
-        int skipped = read(scratch, 0, scratch.length);
-        return Math.max(skipped, 0);
-    }
-
-    @Override
-    public void shutdownOutput() throws IOException {
-        synchronized (writeLock) {
-            Channel moved = writeTarget();
-            boolean wasShut = outputShut;
-            outputShut = true;
-            if (moved == null && !wasShut) {
-                sayFirst();
-                tcp.shutdownOutput();
-                tcpDirectionOver(true);
-                moved = upgradeDone(); // done meanwhile: see completed()
-            }
-            if (moved != null && movedOutputShut.compareAndSet(false, true)) {
-                moved.shutdownOutput();
-            }
-        }
+        return Math.max(read(scratch, 0, scratch.length), 0);
     }
 
     @Override
     public void shutdownInput() throws IOException {
         inputShut = true;
         Channel moved = readChannel;
-        if (moved == null) {
-            tcp.shutdownInput(); // a blocked TCP read returns -1, which inputShut keeps from meaning a move
-            moved = upgradeDone(); // see completed()
-        }
-        if (moved != null && movedInputShut.compareAndSet(false, true)) {
+        if (moved != null) {
             moved.shutdownInput();
+        } else if (!closed) {
+            tcp.shutdownInput(); // a blocked TCP read returns -1, and inputShut keeps every later read at -1
         }
     }
 
-    /** A TCP direction is over; the second one closes the connection (its descriptor is not kept for nothing). */
-    private synchronized void tcpDirectionOver(boolean writing) throws IOException {
-        if (writing) {
-            tcpWriteOver = true;
-        } else {
-            tcpReadOver = true;
+    // ---- the upgrade's start (client) ----
+
+    /** Client: starts the upgrade at the first call once the connection is old enough. */
+    private void maybeUpgrade() throws IOException {
+        if (!upgradeDue || System.nanoTime() - upgradeAtNanos < 0) {
+            return;
         }
-        if (tcpWriteOver && tcpReadOver) {
+        synchronized (upgradeLock) {
+            if (!upgradeDue || closed) {
+                return;
+            }
+            upgradeDue = false;
+            upgrade = starter.start(this);
+        }
+    }
+
+    // ---- the end ----
+
+    /** How long a closed connection still reads its peer's upgrade messages, waiting for its end. */
+    private static final long LINGER_MILLIS = 2000;
+
+    /**
+     * At a close while reads are on TCP and nobody reads: the peer's upgrade messages, which may
+     * still come, would turn the close into a reset (the kernel resets a connection closed with
+     * unread bytes, and may drop what the peer has not read yet). So the connection stays open a
+     * moment after our FIN, on the upgrades' pool, reading and dropping control frames until the
+     * peer's end (at most {@link #LINGER_MILLIS}); unread data ends it at once, with TCP's reset.
+     * True if it lingers (it closes TCP and ends the upgrade itself).
+     */
+    private boolean lingerAfterClose(Upgrade u) {
+        boolean messagesMayCome = u != null || server && System.nanoTime() - openedAtNanos >= EARLIEST_UPGRADE_NANOS;
+        if (!messagesMayCome || tcpEnded || !readLock.tryLock()) {
+            return false; // a reader is blocked: the close must end its read now
+        }
+        readLock.unlock(); // the socket is closed: no reader comes any more
+        return PipedUpgrade.runInPool(() -> {
+            long deadline = System.nanoTime() + LINGER_MILLIS * 1_000_000L;
+            try {
+                while (!tcpEnded && System.nanoTime() - deadline < 0 && dataLeft == 0) {
+                    if (!fill(Integer.BYTES, false)) {
+                        Thread.sleep(1);
+                        continue;
+                    }
+                    int header = inbound.getInt(inbound.position());
+                    if (header == MOVED) {
+                        inbound.getInt();
+                        continue;
+                    }
+                    if (header != CONTROL) {
+                        break; // data nobody will read: reset, as TCP
+                    }
+                    if (!fill(2 * Integer.BYTES, false)) {
+                        Thread.sleep(1);
+                        continue;
+                    }
+                    int length = inbound.getInt(inbound.position() + Integer.BYTES);
+                    if (length < 0 || length > MAX_CONTROL) {
+                        break;
+                    }
+                    if (fill(2 * Integer.BYTES + length, false)) {
+                        inbound.position(inbound.position() + 2 * Integer.BYTES + length);
+                    } else {
+                        Thread.sleep(1);
+                    }
+                }
+            } catch (IOException | InterruptedException e) {
+                // closing anyway
+            } finally {
+                try {
+                    closeTcp();
+                } catch (IOException e) {
+                    // nobody to tell
+                }
+                if (u != null) {
+                    u.abandon();
+                }
+            }
+        });
+    }
+
+    /** A TCP direction is over (moved); the second one closes the connection. */
+    private void tcpDirectionOver() throws IOException {
+        if (writeChannel != null && readChannel != null) {
+            closeTcp();
+        }
+    }
+
+    private synchronized void closeTcp() throws IOException {
+        if (!tcpClosed) {
+            tcpClosed = true;
             io.close();
         }
     }
@@ -366,31 +606,52 @@ final class TcpFirstChannel implements Channel {
         release(true);
     }
 
-    /** Ends the upgrade's channel (see {@link Upgrade#release}), then the TCP connection. */
+    /**
+     * Ends the channels in use: a moved one (the peer reads its end there), then TCP (where a
+     * peer that has not moved reads its end). An upgrade still under way is abandoned.
+     */
     private void release(boolean abortive) throws IOException {
-        synchronized (this) {
+        Upgrade u;
+        synchronized (upgradeLock) {
             if (closed) {
                 return;
             }
             closed = true;
+            u = upgrade;
         }
-        trigger = null;
-        onRelease.run();
-        if (!abortive) {
-            try {
-                sayFirstNow(); // the client checks it before the end of stream
-            } catch (IOException e) {
-                // the peer went first: the close goes on
-            }
-        }
-        Upgrade u = upgrade;
         IOException failure = null;
-        if (u != null) {
+        for (Channel moved : new Channel[] {writeChannel, readChannel != writeChannel ? readChannel : null}) {
+            if (moved == null) {
+                continue;
+            }
             try {
-                u.release(abortive);
+                if (abortive) {
+                    moved.abort();
+                } else {
+                    moved.close();
+                }
             } catch (IOException e) {
                 failure = e;
             }
+        }
+        if (!abortive && writeChannel == null) {
+            synchronized (writeLock) {
+                try {
+                    writePreamble(); // the client checks it before the end of stream
+                    if (!outputShut) {
+                        tcp.shutdownOutput(); // our end goes out as a FIN whatever is unread here
+                        outputShut = true;
+                    }
+                } catch (IOException e) {
+                    // the peer went first: the close goes on
+                }
+            }
+        }
+        if (!abortive && readChannel == null && lingerAfterClose(u)) {
+            if (failure != null) {
+                throw failure;
+            }
+            return;
         }
         if (abortive) {
             try {
@@ -400,28 +661,17 @@ final class TcpFirstChannel implements Channel {
             }
         }
         try {
-            io.close();
+            closeTcp();
         } catch (IOException e) {
             if (failure == null) {
                 failure = e;
             }
         }
+        if (u != null) {
+            u.abandon(); // after the moved channel's orderly close: what it made and nobody moved onto goes too
+        }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    /** Client: starts the upgrade at the first call once the connection is old enough. */
-    private void maybeTrigger() {
-        Trigger t = trigger;
-        if (t != null && System.nanoTime() - triggerAtNanos >= 0) {
-            synchronized (this) {
-                if (trigger != t || closed) {
-                    return;
-                }
-                trigger = null;
-            }
-            t.fire(this);
         }
     }
 }

@@ -22,21 +22,8 @@ import org.aldeia.core.spi.Channel;
  * not connected yet drops what it is sent, the end of stream too, and would then wait in its
  * read for ever. The closer does not wait for it (closing a server socket closes the
  * connections accept has not taken, each of which may be waiting).
- *
- * <p>It is also the server's side of a TCP-first connection's upgrade ({@link TcpFirstChannel}):
- * the client moves to this channel once it has sent its CONNECTED, so this side moves once
- * confirmed, and a TCP end of stream that comes first waits for the outcome.
  */
-final class UnconfirmedChannel implements Channel, TcpFirstChannel.Upgrade {
-
-    /** The failure of a client that closed its bootstrap connection before its CONNECTED: it never moved. */
-    static final class ClientLeft extends IOException {
-        private static final long serialVersionUID = 1L;
-
-        ClientLeft(String message) {
-            super(message);
-        }
-    }
+final class UnconfirmedChannel implements Channel {
 
     private final Channel channel;
     private final String clientName;
@@ -47,8 +34,6 @@ final class UnconfirmedChannel implements Channel, TcpFirstChannel.Upgrade {
     private IOException failure;
     /** close() or abort() came before the confirmation: done when it comes (under the lock). */
     private Runnable pendingClose;
-    /** Run once confirmed, after the close asked for earlier if any: an upgrade's completion. */
-    private volatile Runnable onConfirm;
 
     UnconfirmedChannel(Channel channel, String clientName) {
         this.channel = channel;
@@ -73,15 +58,6 @@ final class UnconfirmedChannel implements Channel, TcpFirstChannel.Upgrade {
         if (close != null) {
             close.run();
         }
-        Runnable then = onConfirm;
-        if (then != null) {
-            then.run();
-        }
-    }
-
-    /** What to run once the client confirms (set before our CONNECTED goes out). */
-    void onConfirm(Runnable then) {
-        onConfirm = then;
     }
 
     /** The client will never confirm: the connection fails (a no-op once it confirmed). */
@@ -95,45 +71,6 @@ final class UnconfirmedChannel implements Channel, TcpFirstChannel.Upgrade {
             lock.notifyAll();
         }
         quietly(channel::abort).run(); // its readers see the abort
-    }
-
-    @Override
-    public Channel done() {
-        return confirmed ? this : null;
-    }
-
-    /**
-     * The client's TCP end of stream: a move if it confirms; a close if it closed its bootstrap
-     * connection without confirming (it never moved); else the connection is broken, as it would be
-     * if the client had moved and its CONNECTED was lost.
-     */
-    @Override
-    public Channel afterTcpEnd() throws IOException {
-        synchronized (lock) {
-            while (!confirmed && failure == null) {
-                try {
-                    lock.wait(TimeUnit.SECONDS.toMillis(1)); // the acceptor's step deadline bounds this
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-            if (confirmed) {
-                return this;
-            }
-            if (failure.getCause() instanceof ClientLeft) {
-                return null;
-            }
-            throw new SocketException("Connection reset: " + failure.getMessage());
-        }
-    }
-
-    @Override
-    public void release(boolean abortive) throws IOException {
-        if (abortive) {
-            abort();
-        } else {
-            close();
-        }
     }
 
     /** Waits for the client's confirmation; the acceptor confirms or fails within its step deadline. */

@@ -73,8 +73,7 @@ class BootstrapClientFuzzTest extends BootstrapFuzzing {
         IOException failure = null;
         try (SocketChannel bootstrap = SocketChannel.open(listener.getLocalSocketAddress())) {
             connected = ClientBootstrap.connect(bootstrap, Routes.of(clientTransport), clientTransport,
-                    clientTransport.createEndpoint(0, sizes), t -> t.createEndpoint(0, sizes), CLIENT_TIMEOUT_MILLIS,
-                    null);
+                    clientTransport.createEndpoint(0, sizes), t -> t.createEndpoint(0, sizes), CLIENT_TIMEOUT_MILLIS);
         } catch (IOException e) {
             failure = e;
         } finally {

@@ -150,7 +150,7 @@ class RoutesTest extends InMemoryEnvironmentTest {
                         listener.getLocalPort()))) {
             CompletableFuture<AldeiaSocket> accepted = TestEnvironments.acceptAsync(listener);
             Channel channel = ClientBootstrap.connect(bootstrap, clientRoutes, fabric, fabric.createEndpoint(0, sizes),
-                    t -> t.createEndpoint(0, sizes), 5000, null);
+                    t -> t.createEndpoint(0, sizes), 5000);
             try (AldeiaSocket server = accepted.get(10, TimeUnit.SECONDS)) {
                 channel.write(new byte[] {42}, 0, 1);
                 channel.flush();
