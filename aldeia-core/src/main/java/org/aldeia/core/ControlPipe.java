@@ -41,6 +41,11 @@ final class ControlPipe {
         notifyAll();
     }
 
+    /** Whether the connection's TCP stream ended or the connection closed. */
+    synchronized boolean ended() {
+        return ended;
+    }
+
     /** No more messages will come: a read waiting for one ends. */
     synchronized void end() {
         ended = true;

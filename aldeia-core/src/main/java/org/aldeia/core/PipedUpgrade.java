@@ -84,7 +84,12 @@ abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
         try {
             moved = bootstrap(pipe.in((int) Math.min(Integer.MAX_VALUE, waitMillis / 4)), pipe.out());
         } catch (IOException | RuntimeException e) {
-            LOG.info("Aldeia connection with {}: no upgrade, it stays on TCP ({})", connection.peerName(), e.toString());
+            if (pipe.ended()) { // the connection ended first: nothing went wrong
+                LOG.debug("Aldeia connection with {}: ended during its upgrade ({})", connection.peerName(), e.toString());
+            } else {
+                LOG.info("Aldeia connection with {}: no upgrade, it stays on TCP ({})", connection.peerName(),
+                        e.toString());
+            }
             finish(null);
             return;
         }

@@ -161,6 +161,10 @@ final class TcpFirstChannel implements Channel {
     void writeControl(byte[] message) throws IOException {
         synchronized (writeLock) {
             if (writeChannel != null || outputShut || closed) {
+                Upgrade u = upgrade;
+                if (u != null) {
+                    u.ended(); // the upgrade ends with this side's output: nothing went wrong
+                }
                 throw new SocketException("the connection's TCP output is over: no upgrade");
             }
             ByteBuffer frame = ByteBuffer.allocate(2 * Integer.BYTES + message.length).putInt(CONTROL)
