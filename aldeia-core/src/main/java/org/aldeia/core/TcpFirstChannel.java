@@ -85,7 +85,7 @@ final class TcpFirstChannel implements Channel {
     private final Object writeLock = new Object();
     private final Object upgradeLock = new Object();
     /** The upgrade under way or done; null before. */
-    private Upgrade upgrade;
+    private volatile Upgrade upgrade;
     /** Server: starts the upgrade at the client's first control frame. Client: starts it at its trigger. */
     private final UpgradeStarter starter;
     /** Client: when the upgrade starts (System.nanoTime), at the first call from then on; server: unused. */
