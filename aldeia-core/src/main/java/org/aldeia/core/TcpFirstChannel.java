@@ -45,7 +45,12 @@ final class TcpFirstChannel implements Channel {
     static final int MOVED = -2;
     /** A bootstrap message is a few hundred bytes; a HELLO at most about 4.5 KiB. */
     static final int MAX_CONTROL = 8192;
-    private static final int INBOUND_BYTES = 16 * 1024;
+    /**
+     * The inbound buffer's first size: headers and small frames, so that a connection per request
+     * allocates little; it grows to what a control frame needs (data frames larger than it are
+     * read straight into the reader's array).
+     */
+    private static final int INBOUND_BYTES = 1024;
     /** How often a server that writes and does not read looks for its client's upgrade messages. */
     private static final long PUMP_NANOS = 1_000_000;
     /**
@@ -93,7 +98,7 @@ final class TcpFirstChannel implements Channel {
     private volatile boolean upgradeDue;
 
     // ---- reading, under readLock ----
-    private final ByteBuffer inbound = ByteBuffer.allocate(INBOUND_BYTES).flip();
+    private ByteBuffer inbound = ByteBuffer.allocate(INBOUND_BYTES).flip();
     /** Client: the server's answer, checked before its first frame; null once checked. */
     private byte[] answer;
     /** Bytes of the current data frame not read yet. */
@@ -414,6 +419,9 @@ final class TcpFirstChannel implements Channel {
      * (or, without {@code block}, when they are not there yet).
      */
     private boolean fill(int bytes, boolean block) throws IOException {
+        if (inbound.capacity() < bytes) { // a control frame, at most MAX_CONTROL and its header
+            inbound = ByteBuffer.allocate(bytes).put(inbound).flip();
+        }
         while (inbound.remaining() < bytes) {
             if (tcpEnded) {
                 endOfTcp();
