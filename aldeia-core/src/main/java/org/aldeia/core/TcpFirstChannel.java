@@ -205,7 +205,7 @@ final class TcpFirstChannel implements Channel {
         }
         try {
             if (readChannel == null && !inputShut && !closed && dataLeft == 0) { // not in the middle of data
-                nextFrame(false);
+                nextFrame(false, false);
             }
         } finally {
             readLock.unlock();
@@ -318,7 +318,7 @@ final class TcpFirstChannel implements Channel {
                 if (dataLeft > 0) {
                     return readData(b, off, len);
                 }
-                if (!nextFrame(true)) {
+                if (!nextFrame(true, true)) {
                     return -1;
                 }
             }
@@ -346,9 +346,11 @@ final class TcpFirstChannel implements Channel {
     /**
      * Reads frames until a data frame's bytes are there to read (true), the reads moved (true),
      * or TCP ended at a frame's boundary (false); control frames go to the upgrade. Without
-     * {@code block}, returns false as soon as a whole header is not there yet.
+     * {@code block}, returns false as soon as a whole header is not there yet. Without
+     * {@code takeMoved}, stops (false) at the peer's MOVED: the pump is the upgrade's own thread,
+     * which the move waits for.
      */
-    private boolean nextFrame(boolean block) throws IOException {
+    private boolean nextFrame(boolean block, boolean takeMoved) throws IOException {
         while (readChannel == null) {
             if (answer != null && !readAnswer(block)) {
                 return false;
@@ -366,8 +368,8 @@ final class TcpFirstChannel implements Channel {
                 continue;
             }
             if (header == MOVED) {
-                if (!block) {
-                    return false; // the pump is the upgrade itself, which the move waits for: a reader takes it
+                if (!takeMoved) {
+                    return false;
                 }
                 inbound.getInt();
                 readChannel = upgradeOrFail().movedChannel();
@@ -487,11 +489,22 @@ final class TcpFirstChannel implements Channel {
         if (moved != null) {
             return moved.available();
         }
-        if (!readLock.tryLock()) {
-            return 0;
+        if (inputShut || closed || !readLock.tryLock()) {
+            return 0; // a reader is there: it takes what arrives
         }
         try {
-            return inputShut || closed || answer != null ? 0 : Math.min(dataLeft, inbound.remaining());
+            if (readChannel == null && dataLeft == 0) {
+                nextFrame(false, true); // the next data frame's header, if it has come
+            }
+            moved = readChannel;
+            if (moved != null) {
+                return moved.available();
+            }
+            if (dataLeft == 0) {
+                return 0;
+            }
+            int kernel = inbound.remaining() >= dataLeft ? 0 : tcp.socket().getInputStream().available();
+            return (int) Math.min(dataLeft, (long) inbound.remaining() + kernel);
         } finally {
             readLock.unlock();
         }
