@@ -13,7 +13,8 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESOURCES = os.path.join(HERE, '..', 'resources', 'fuzz')
-MAGIC, VERSION = 0x414C4445, 3
+MAGIC, VERSION = 0x414C4445, 6
+CHALLENGE = 0
 START = struct.pack('>II', MAGIC, VERSION)
 rnd = random.Random(9)
 
@@ -26,19 +27,24 @@ def info(transport=12345, key=1):
     return struct.pack('>qq', transport, key)
 
 
-def hello(pub=None, inf=None, length=None):
-    body = (rb(32) if pub is None else pub) + rb(32) + (info() if inf is None else inf)
+def hello(pub=None, inf=None, length=None, route=b'default'):
+    """A HELLO without a ticket: public key, nonce, ticket and its proof (zeros), route, endpoint info."""
+    body = ((rb(32) if pub is None else pub) + rb(32) + bytes(64) + bytes([len(route)]) + route
+            + (info() if inf is None else inf))
     return struct.pack('>i', len(body) if length is None else length) + body
 
 
 def reply(pub=None, identity=None, length=None, version=VERSION):
-    body = (rb(32) if pub is None else pub) + rb(32) + rb(32) + (struct.pack('>q', 12345) if identity is None else identity)
+    """A CHALLENGE reply: mode, public key, nonce, proof, identity."""
+    body = (bytes([CHALLENGE]) + (rb(32) if pub is None else pub) + rb(32) + rb(32)
+            + (struct.pack('>q', 12345) if identity is None else identity))
     return struct.pack('>III', MAGIC, version, (len(body) if length is None else length) & 0xffffffff) + body
 
 
 def server_info(inf=None, length=None):
+    """The INFO: length, endpoint info, the next ticket, the MAC."""
     inf = info() if inf is None else inf
-    return struct.pack('>I', (len(inf) if length is None else length) & 0xffffffff) + inf + rb(32)
+    return struct.pack('>I', (len(inf) if length is None else length) & 0xffffffff) + inf + rb(32) + rb(32)
 
 
 SEEDS = {
@@ -50,7 +56,8 @@ SEEDS = {
         's0-hello-bad-proof.bin': b'\x00' + START + hello() + rb(32),
         's0-hello-small-order-key.bin': b'\x00' + START + hello(pub=bytes(32)),
         's0-hello-longest.bin': b'\x00' + START + hello(inf=info() + rb(4096 - 16)),
-        's0-hello-length-too-big.bin': b'\x00' + START + hello(length=64 + 4096 + 1),
+        's0-hello-length-too-big.bin': b'\x00' + START + hello(length=128 + 1 + 200 + 4096 + 1),
+        's0-hello-unknown-route.bin': b'\x00' + START + hello(route=b'fabric verbs;IB-0xfe80::'),
         's0-hello-short-info.bin': b'\x00' + START + hello(inf=rb(3)),
         's1-hello.bin': b'\x01' + hello() + rb(32),
         's1-garbage.bin': b'\x01' + rb(20),
@@ -67,8 +74,8 @@ SEEDS = {
         'c0-reply-small-order-key.bin': b'\x00' + reply(pub=bytes(32)),
         'c0-reply-old-version.bin': b'\x00' + reply(version=2),
         'c0-reply-negative-length.bin': b'\x00' + reply(length=-1),
-        'c0-reply-too-long.bin': b'\x00' + reply(length=96 + 64 + 1),
-        'c0-reply-too-short.bin': b'\x00' + reply(length=95)[:12 + 95],
+        'c0-reply-too-long.bin': b'\x00' + reply(length=1 + 4 * 201 + 1),  # past a REPLY's and an UNROUTED's longest
+        'c0-reply-too-short.bin': b'\x00' + reply(length=96)[:12 + 96],
         'c0-reply-longest-identity.bin': b'\x00' + reply(identity=rb(64)),
         'c0-reply-short-identity.bin': b'\x00' + reply(identity=rb(3)),
         'c1-info-bad-mac.bin': b'\x01' + server_info(),
