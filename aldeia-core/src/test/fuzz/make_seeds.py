@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RESOURCES = os.path.join(HERE, '..', 'resources', 'fuzz')
 MAGIC, VERSION = 0x414C4445, 7
 TCP_FIRST, CONTROL, MOVED = -1, -1, -2
+CHALLENGE = 0
 START = struct.pack('>II', MAGIC, VERSION)
 rnd = random.Random(9)
 
@@ -35,13 +36,16 @@ def hello(pub=None, inf=None, length=None, route=b'default'):
 
 
 def reply(pub=None, identity=None, length=None, version=VERSION):
-    body = (rb(32) if pub is None else pub) + rb(32) + rb(32) + (struct.pack('>q', 12345) if identity is None else identity)
+    """A CHALLENGE reply: mode, public key, nonce, proof, identity."""
+    body = (bytes([CHALLENGE]) + (rb(32) if pub is None else pub) + rb(32) + rb(32)
+            + (struct.pack('>q', 12345) if identity is None else identity))
     return struct.pack('>III', MAGIC, version, (len(body) if length is None else length) & 0xffffffff) + body
 
 
 def server_info(inf=None, length=None):
+    """The INFO: length, endpoint info, the next ticket, the MAC."""
     inf = info() if inf is None else inf
-    return struct.pack('>I', (len(inf) if length is None else length) & 0xffffffff) + inf + rb(32)
+    return struct.pack('>I', (len(inf) if length is None else length) & 0xffffffff) + inf + rb(32) + rb(32)
 
 
 SEEDS = {
@@ -54,6 +58,7 @@ SEEDS = {
         's0-hello-small-order-key.bin': b'\x00' + START + hello(pub=bytes(32)),
         's0-hello-longest.bin': b'\x00' + START + hello(inf=info() + rb(4096 - 16)),
         's0-hello-length-too-big.bin': b'\x00' + START + hello(length=128 + 1 + 200 + 4096 + 1),
+        's0-hello-unknown-route.bin': b'\x00' + START + hello(route=b'fabric verbs;IB-0xfe80::'),
         's0-hello-short-info.bin': b'\x00' + START + hello(inf=rb(3)),
         's0-tcp-first.bin': b'\x00' + START + struct.pack('>ii', TCP_FIRST, 4) + b'data',
         's0-tcp-first-moved-unasked.bin': b'\x00' + START + struct.pack('>ii', TCP_FIRST, MOVED),
@@ -75,8 +80,8 @@ SEEDS = {
         'c0-reply-small-order-key.bin': b'\x00' + reply(pub=bytes(32)),
         'c0-reply-old-version.bin': b'\x00' + reply(version=2),
         'c0-reply-negative-length.bin': b'\x00' + reply(length=-1),
-        'c0-reply-too-long.bin': b'\x00' + reply(length=96 + 64 + 1),
-        'c0-reply-too-short.bin': b'\x00' + reply(length=95)[:12 + 95],
+        'c0-reply-too-long.bin': b'\x00' + reply(length=1 + 4 * 201 + 1),  # past a REPLY's and an UNROUTED's longest
+        'c0-reply-too-short.bin': b'\x00' + reply(length=96)[:12 + 96],
         'c0-reply-longest-identity.bin': b'\x00' + reply(identity=rb(64)),
         'c0-reply-short-identity.bin': b'\x00' + reply(identity=rb(3)),
         'c1-info-bad-mac.bin': b'\x01' + server_info(),
