@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.SocketException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.aldeia.core.spi.Channel;
 
@@ -26,6 +27,8 @@ import org.aldeia.core.spi.Channel;
  *   +-------------+--------+---------+
  *   | MOVED -2    |                        the last frame: this direction goes on on the channel
  *   +-------------+
+ *   | END -3      |                        the last frame: the writer's close or shutdownOutput
+ *   +-------------+
  * </pre>
  *
  * (the server's stream starts with its answer, its magic and version). The client starts the
@@ -33,6 +36,8 @@ import org.aldeia.core.spi.Channel;
  * ClientUpgrade}, {@link ServerUpgrade}); each side's writes move once its channel may be written
  * (the client after its CONNECTED, the server once it has the client's), by a MOVED; each reader
  * moves when it reads the peer's MOVED. Once both directions moved, the TCP connection is closed.
+ * A TCP stream that ends without END or MOVED was broken (the peer's process died): its reader
+ * gets a SocketException, as on the channels, where TCP would give an end of stream.
  *
  * <p>Control frames are read by whoever reads the connection: the application's reader, or,
  * while none is reading, the upgrade itself ({@link #pump}), which takes only control frames at
@@ -43,6 +48,7 @@ final class TcpFirstChannel implements Channel {
     static final int DATA_MAX = Integer.MAX_VALUE;
     static final int CONTROL = -1;
     static final int MOVED = -2;
+    static final int END = -3;
     /** A bootstrap message is a few hundred bytes; a HELLO at most about 4.5 KiB. */
     static final int MAX_CONTROL = 8192;
     /**
@@ -87,7 +93,7 @@ final class TcpFirstChannel implements Channel {
     private final boolean server;
     private final String peerName;
     private final ReentrantLock readLock = new ReentrantLock();
-    private final Object writeLock = new Object();
+    private final ReentrantLock writeLock = new ReentrantLock();
     private final Object upgradeLock = new Object();
     /** The upgrade under way or done; null before. */
     private volatile Upgrade upgrade;
@@ -104,6 +110,8 @@ final class TcpFirstChannel implements Channel {
     /** Bytes of the current data frame not read yet. */
     private int dataLeft;
     private boolean tcpEnded;
+    /** The peer's END was read: every read from now on is the end of stream. */
+    private boolean endRead;
     private volatile Channel readChannel;
     private volatile boolean inputShut;
 
@@ -164,7 +172,8 @@ final class TcpFirstChannel implements Channel {
 
     /** One bootstrap message to the peer; fails once this side's TCP output is over. */
     void writeControl(byte[] message) throws IOException {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
             if (writeChannel != null || outputShut || closed) {
                 Upgrade u = upgrade;
                 if (u != null) {
@@ -175,6 +184,8 @@ final class TcpFirstChannel implements Channel {
             ByteBuffer frame = ByteBuffer.allocate(2 * Integer.BYTES + message.length).putInt(CONTROL)
                     .putInt(message.length).put(message).flip();
             io.write(takePreamble(), frame);
+        } finally {
+            writeLock.unlock();
         }
     }
 
@@ -184,12 +195,15 @@ final class TcpFirstChannel implements Channel {
      * has read its end on TCP then).
      */
     boolean moveWrites(Channel moved) throws IOException {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
             if (outputShut || closed) {
                 return false;
             }
             io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(MOVED).flip());
             writeChannel = moved;
+        } finally {
+            writeLock.unlock();
         }
         tcpDirectionOver();
         return true;
@@ -226,7 +240,8 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
             Channel moved = writeChannel;
             if (moved != null) {
                 moved.write(b, off, len);
@@ -235,19 +250,24 @@ final class TcpFirstChannel implements Channel {
                         ByteBuffer.wrap(b, off, len));
                 maybePump();
             }
+        } finally {
+            writeLock.unlock();
         }
         maybeUpgrade();
     }
 
     @Override
     public void flush() throws IOException {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
             Channel moved = writeChannel;
             if (moved != null) {
                 moved.flush();
             } else {
                 writePreamble(); // TCP: write handed every byte to the kernel, as java.net's flush does
             }
+        } finally {
+            writeLock.unlock();
         }
     }
 
@@ -274,6 +294,13 @@ final class TcpFirstChannel implements Channel {
         return first;
     }
 
+    /** The orderly end of this side's TCP stream (under writeLock): the answer if not sent yet, END, FIN. */
+    private void endOutput() throws IOException {
+        io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(END).flip());
+        tcp.shutdownOutput();
+        outputShut = true;
+    }
+
     private void writePreamble() throws IOException {
         ByteBuffer first = takePreamble();
         if (first.hasRemaining()) {
@@ -283,17 +310,18 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public void shutdownOutput() throws IOException {
-        synchronized (writeLock) {
+        writeLock.lock();
+        try {
             Channel moved = writeChannel;
             if (moved != null) {
                 moved.shutdownOutput();
                 return;
             }
             if (!outputShut) {
-                writePreamble();
-                tcp.shutdownOutput(); // no upgrade from now on: its messages and MOVED go on TCP
-                outputShut = true;
+                endOutput(); // no upgrade from now on: its messages and MOVED go on TCP
             }
+        } finally {
+            writeLock.unlock();
         }
     }
 
@@ -309,7 +337,7 @@ final class TcpFirstChannel implements Channel {
                 if (moved != null) {
                     return moved.read(b, off, len);
                 }
-                if (inputShut) {
+                if (inputShut || endRead) {
                     return -1;
                 }
                 if (len == 0) {
@@ -336,6 +364,9 @@ final class TcpFirstChannel implements Channel {
         } else {
             n = io.read(b, off, Math.min(len, dataLeft), 0);
             if (n < 0) {
+                if (inputShut) {
+                    return -1; // shutdownInput, not the peer, ended TCP's input
+                }
                 throw new SocketException(peerName + " ended the connection in the middle of a frame");
             }
         }
@@ -355,7 +386,14 @@ final class TcpFirstChannel implements Channel {
             if (answer != null && !readAnswer(block)) {
                 return false;
             }
+            if (endRead) {
+                return false;
+            }
             if (!fill(Integer.BYTES, block)) {
+                if (tcpEnded && !inputShut) {
+                    throw new SocketException("connection reset: " + peerName + " ended its TCP connection without "
+                            + "closing its socket (did its process die?)");
+                }
                 return false;
             }
             int header = inbound.getInt(inbound.position());
@@ -375,6 +413,12 @@ final class TcpFirstChannel implements Channel {
                 readChannel = upgradeOrFail().movedChannel();
                 tcpDirectionOver();
                 return true;
+            }
+            if (header == END) {
+                inbound.getInt();
+                endRead = true;
+                endOfTcp(); // an upgrade waiting for a message gets none
+                return false;
             }
             if (header != CONTROL || !fill(2 * Integer.BYTES, block)) {
                 if (header != CONTROL) {
@@ -400,7 +444,7 @@ final class TcpFirstChannel implements Channel {
     /** Client: the server's magic and version in front of its first frame. */
     private boolean readAnswer(boolean block) throws IOException {
         if (!fill(answer.length, block)) {
-            if (tcpEnded) {
+            if (tcpEnded && !inputShut) { // (shutdownInput ends TCP's input here: end of stream)
                 throw new SocketException(peerName + " closed the connection without answering its Aldeia start (is it "
                         + "an Aldeia server socket of the same version?)");
             }
@@ -571,7 +615,7 @@ final class TcpFirstChannel implements Channel {
                         continue;
                     }
                     int header = inbound.getInt(inbound.position());
-                    if (header == MOVED) {
+                    if (header == MOVED || header == END) {
                         inbound.getInt();
                         continue;
                     }
@@ -605,6 +649,36 @@ final class TcpFirstChannel implements Channel {
                 }
             }
         });
+    }
+
+    /** How long a close waits for a write in progress on TCP before it ends it (see {@link #endTcpOutput}). */
+    private static final long WRITER_WAIT_MILLIS = 10;
+
+    /**
+     * At a close, on TCP: the server's answer if it has not gone yet (the client checks it before
+     * the end of stream), then our FIN, whatever is unread here. False if a write holds the
+     * output (blocked by a peer that does not read): the close then closes TCP under it, which
+     * ends the write with "Socket closed", as java.net's close does.
+     */
+    private boolean endTcpOutput() {
+        try {
+            if (!writeLock.tryLock(WRITER_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            if (!outputShut) {
+                endOutput();
+            }
+        } catch (IOException e) {
+            // the peer went first: the close goes on
+        } finally {
+            writeLock.unlock();
+        }
+        return true;
     }
 
     /** A TCP direction is over (moved); the second one closes the connection. */
@@ -659,20 +733,8 @@ final class TcpFirstChannel implements Channel {
                 failure = e;
             }
         }
-        if (!abortive && writeChannel == null) {
-            synchronized (writeLock) {
-                try {
-                    writePreamble(); // the client checks it before the end of stream
-                    if (!outputShut) {
-                        tcp.shutdownOutput(); // our end goes out as a FIN whatever is unread here
-                        outputShut = true;
-                    }
-                } catch (IOException e) {
-                    // the peer went first: the close goes on
-                }
-            }
-        }
-        if (!abortive && readChannel == null && lingerAfterClose(u)) {
+        boolean writerStuck = !abortive && writeChannel == null && !endTcpOutput();
+        if (!abortive && !writerStuck && readChannel == null && lingerAfterClose(u)) {
             if (failure != null) {
                 throw failure;
             }

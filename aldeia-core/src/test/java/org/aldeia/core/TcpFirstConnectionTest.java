@@ -240,4 +240,49 @@ class TcpFirstConnectionTest {
             server.get(10, TimeUnit.SECONDS);
         }
     }
+    /** A server that dies on TCP (its kernel sends FIN, without END) is a broken connection, as on the channels. */
+    @Test
+    void aServerThatEndsItsTcpWithoutEndIsAResetNotAnEndOfStream() throws Exception {
+        SocketException e = assertThrows(SocketException.class, () -> readAfterAServerThat(false));
+        assertTrue(e.getMessage().startsWith("connection reset"), e.getMessage());
+    }
+
+    @Test
+    void aServerThatClosesInOrderIsAnEndOfStream() throws Exception {
+        assertEquals(-1, readAfterAServerThat(true));
+    }
+
+    /**
+     * Plays a TCP-first server by hand: reads the client's start, answers, sends a data frame of
+     * 3 bytes, END if {@code closesInOrder}, and its FIN; returns what the client's read after the
+     * 3 bytes gives.
+     */
+    private int readAfterAServerThat(boolean closesInOrder) throws Exception {
+        upgradingAfter(60_000);
+        try (ServerSocket plain = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+            CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
+                try (Socket s = plain.accept()) {
+                    new DataInputStream(s.getInputStream()).readFully(new byte[BootstrapProtocol.START_BYTES + 4]);
+                    ByteBuffer said = ByteBuffer.allocate(24).putInt(BootstrapProtocol.MAGIC)
+                            .putInt(BootstrapProtocol.VERSION).putInt(3).put("abc".getBytes());
+                    if (closesInOrder) {
+                        said.putInt(TcpFirstChannel.END);
+                    }
+                    s.getOutputStream().write(said.array(), 0, said.position());
+                    s.shutdownOutput();
+                    s.getInputStream().read(); // the client's end
+                } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            try (AldeiaSocket client = new AldeiaSocket(environment)) {
+                client.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), plain.getLocalPort()), 5000);
+                InputStream in = client.getInputStream();
+                assertArrayEquals("abc".getBytes(), in.readNBytes(3));
+                return in.read();
+            } finally {
+                server.get(10, TimeUnit.SECONDS);
+            }
+        }
+    }
 }
