@@ -548,7 +548,7 @@ final class BootstrapAcceptor implements Closeable {
             TcpFirstChannel channel = TcpFirstChannel.server(a.channel, a.name(), BootstrapProtocol.start().array(),
                     ServerUpgrade.starter(context, 4L * limits.stepMillis()));
             socket.attachAccepted(channel, socket.connectionSizes(), a.local, a.remote);
-            LOG.debug("Aldeia accept on {} from {}: TCP-first client", name, a.name());
+            LOG.debug("Aldeia accept on {} from {}: Aldeia client, on TCP first", name, a.name());
             leave(a, true);
             queue.add(new AldeiaClient(socket));
         } catch (IOException | RuntimeException e) {
