@@ -232,7 +232,7 @@ public class AldeiaSocket extends Socket {
     /**
      * A TCP-first connection (aldeia.conf upgrade_after): the TCP connection and its start, no
      * more; the connection carries data at once and moves to its route once it has lived
-     * {@code upgradeAfterMillis} ({@link TcpFirstChannel}, {@link ClientUpgrade}).
+     * {@code upgradeAfterMillis} ({@link TcpFirstChannel}, {@link PipedUpgrade}).
      */
     private void connectTcpFirst(SocketChannel tcp, InetSocketAddress remote, int timeout, int upgradeAfterMillis)
             throws IOException {
@@ -243,7 +243,7 @@ public class AldeiaSocket extends Socket {
         TcpFirstChannel connection = TcpFirstChannel.client(tcp, "server at " + AddressText.of(remote),
                 BootstrapProtocol.tcpFirst().array(), BootstrapProtocol.start().array(),
                 TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
-                ClientUpgrade.starter((in, out) -> upgrade(remote, in, out, sizes, waitMillis), 4L * waitMillis));
+                PipedUpgrade.starter((c, in, out) -> upgrade(remote, in, out, sizes, waitMillis), 4L * waitMillis));
         attach(connection, sizes, (InetSocketAddress) tcp.getLocalAddress(), remote);
     }
 

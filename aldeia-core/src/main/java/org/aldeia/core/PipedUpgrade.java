@@ -16,10 +16,20 @@ import org.slf4j.LoggerFactory;
  * One side of a TCP-first connection's upgrade ({@link TcpFirstChannel}): the bootstrap of
  * thesis Fig. 4.4 run over the connection's control frames on a pool thread, so neither
  * application thread waits for it; data goes on over TCP meanwhile. Once its channel may be
- * written (the subclass's bootstrap returns), the writes move. A failed upgrade leaves the
- * connection on TCP, where it stays.
+ * written (its side's bootstrap returns: the client's {@link ClientBootstrap#upgrade}, the
+ * server's {@link ServerUpgrade}), the writes move. A failed upgrade leaves the connection on
+ * TCP, where it stays.
  */
-abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
+final class PipedUpgrade implements TcpFirstChannel.Upgrade {
+
+    /**
+     * One side's bootstrap over the pipe's streams; returns the channel once it may be written
+     * (the client: the server's CONNECTED is in and ours sent; the server: the client's is in).
+     */
+    @FunctionalInterface
+    interface Bootstrap {
+        Channel run(TcpFirstChannel connection, InputStream in, OutputStream out) throws IOException;
+    }
 
     private static final Logger LOG = LoggerFactory.getLogger(PipedUpgrade.class);
     /**
@@ -38,8 +48,9 @@ abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
                 });
     }
 
-    final TcpFirstChannel connection;
-    final ControlPipe pipe;
+    private final TcpFirstChannel connection;
+    private final ControlPipe pipe;
+    private final Bootstrap bootstrap;
     private final long waitMillis;
     private final Object lock = new Object();
     private boolean finished;
@@ -47,15 +58,22 @@ abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
     /** The connection closed: a channel that comes later is closed at once. */
     private boolean abandoned;
 
-    /** @param waitMillis how long a reader at the peer's MOVED waits for this side: more than the bootstrap's bounds */
-    PipedUpgrade(TcpFirstChannel connection, long waitMillis) {
+    private PipedUpgrade(TcpFirstChannel connection, Bootstrap bootstrap, long waitMillis) {
         this.connection = connection;
         this.pipe = new ControlPipe(connection);
+        this.bootstrap = bootstrap;
         this.waitMillis = waitMillis;
     }
 
-    /** The bootstrap over the pipe's streams; returns once the channel may be written. */
-    abstract Channel bootstrap(InputStream in, OutputStream out) throws IOException;
+    /**
+     * What starts one side's upgrade of a connection (the client's once it is old enough, the
+     * server's at the client's first control frame).
+     *
+     * @param waitMillis how long a reader at the peer's MOVED waits for this side: more than the bootstrap's bounds
+     */
+    static TcpFirstChannel.UpgradeStarter starter(Bootstrap bootstrap, long waitMillis) {
+        return connection -> new PipedUpgrade(connection, bootstrap, waitMillis).start();
+    }
 
     /** Runs {@code task} on the upgrades' pool; false if it is full. */
     static boolean runInPool(Runnable task) {
@@ -68,7 +86,7 @@ abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
     }
 
     /** Runs the bootstrap on the pool; returns this, as the connection's upgrade. */
-    final PipedUpgrade start() {
+    private PipedUpgrade start() {
         try {
             Pool.EXECUTOR.execute(this::run);
         } catch (RejectedExecutionException e) {
@@ -82,7 +100,7 @@ abstract class PipedUpgrade implements TcpFirstChannel.Upgrade {
     private void run() {
         Channel moved;
         try {
-            moved = bootstrap(pipe.in((int) Math.min(Integer.MAX_VALUE, waitMillis / 4)), pipe.out());
+            moved = bootstrap.run(connection, pipe.in((int) Math.min(Integer.MAX_VALUE, waitMillis / 4)), pipe.out());
         } catch (IOException | RuntimeException e) {
             if (pipe.ended()) { // the connection ended first: nothing went wrong
                 LOG.debug("Aldeia connection with {}: ended during its upgrade ({})", connection.peerName(), e.toString());

@@ -17,7 +17,7 @@ import org.aldeia.core.spi.Transport;
  * bounds are the pipe's, a few messages and a timeout each). It returns once the client's
  * CONNECTED is in: the client's endpoint admits our writes, which then move.
  */
-final class ServerUpgrade extends PipedUpgrade {
+final class ServerUpgrade {
 
     /** Tickets of upgrades, for a client's next upgrade with this process (any server socket of it). */
     private static final ServerTickets TICKETS = new ServerTickets();
@@ -25,20 +25,21 @@ final class ServerUpgrade extends PipedUpgrade {
     /** What the server's upgrade needs of its socket and server socket. */
     record Context(BootstrapAcceptor.Sockets sockets, AldeiaSocket socket, InetAddress local, InetAddress client) {}
 
+    private final TcpFirstChannel connection;
     private final Context context;
 
-    private ServerUpgrade(TcpFirstChannel connection, Context context, long waitMillis) {
-        super(connection, waitMillis);
+    private ServerUpgrade(TcpFirstChannel connection, Context context) {
+        this.connection = connection;
         this.context = context;
     }
 
     /** What starts the server's side when the client's first control frame comes. */
     static TcpFirstChannel.UpgradeStarter starter(Context context, long waitMillis) {
-        return connection -> new ServerUpgrade(connection, context, waitMillis).start();
+        return PipedUpgrade.starter((connection, in, out) -> new ServerUpgrade(connection, context).bootstrap(in, out),
+                waitMillis);
     }
 
-    @Override
-    Channel bootstrap(InputStream pipeIn, OutputStream out) throws IOException {
+    private Channel bootstrap(InputStream pipeIn, OutputStream out) throws IOException {
         DataInputStream in = new DataInputStream(pipeIn);
         byte[] start = new byte[BootstrapProtocol.START_BYTES];
         in.readFully(start);

@@ -33,7 +33,7 @@ import org.aldeia.core.spi.Channel;
  *
  * (the server's stream starts with its answer, its magic and version). The client starts the
  * upgrade; both sides run the bootstrap of thesis Fig. 4.4 over control frames ({@link
- * ClientUpgrade}, {@link ServerUpgrade}); each side's writes move once its channel may be written
+ * ClientBootstrap#upgrade}, {@link ServerUpgrade}, on a {@link PipedUpgrade}); each side's writes move once its channel may be written
  * (the client after its CONNECTED, the server once it has the client's), by a MOVED; each reader
  * moves when it reads the peer's MOVED. Once both directions moved, the TCP connection is closed.
  * A TCP stream that ends without END or MOVED was broken (the peer's process died): its reader
