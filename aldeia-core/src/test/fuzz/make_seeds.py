@@ -13,7 +13,8 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESOURCES = os.path.join(HERE, '..', 'resources', 'fuzz')
-MAGIC, VERSION = 0x414C4445, 6
+MAGIC, VERSION = 0x414C4445, 7
+TCP_FIRST, CONTROL, MOVED = -1, -1, -2
 CHALLENGE = 0
 START = struct.pack('>II', MAGIC, VERSION)
 rnd = random.Random(9)
@@ -59,8 +60,13 @@ SEEDS = {
         's0-hello-length-too-big.bin': b'\x00' + START + hello(length=128 + 1 + 200 + 4096 + 1),
         's0-hello-unknown-route.bin': b'\x00' + START + hello(route=b'fabric verbs;IB-0xfe80::'),
         's0-hello-short-info.bin': b'\x00' + START + hello(inf=rb(3)),
+        's0-tcp-first.bin': b'\x00' + START + struct.pack('>ii', TCP_FIRST, 4) + b'data',
+        's0-tcp-first-moved-unasked.bin': b'\x00' + START + struct.pack('>ii', TCP_FIRST, MOVED),
+        's0-tcp-first-control.bin': (b'\x00' + START + struct.pack('>iii', TCP_FIRST, CONTROL, 8 + len(hello()))
+                                     + START + hello()),
         's1-hello.bin': b'\x01' + hello() + rb(32),
         's1-garbage.bin': b'\x01' + rb(20),
+        's1-tcp-first-frame-too-long.bin': b'\x01' + struct.pack('>ii', TCP_FIRST, 0x7fffffff) + rb(9),
         's2-proof.bin': b'\x02' + rb(32),
         's2-short-proof.bin': b'\x02' + rb(5),
         's3-connected.bin': b'\x03\x01',

@@ -179,6 +179,9 @@ public final class AldeiaConfiguration {
 
     public int peerTimeout() { return integer(ConfigurationKey.PEER_TIMEOUT); }
 
+    /** Milliseconds a client connection runs on TCP before its upgrade to its route; 0: set up on it at connect. */
+    public int upgradeAfter() { return integer(ConfigurationKey.UPGRADE_AFTER); }
+
     /** Milliseconds a server socket gives a connecting client for each step of its bootstrap. */
     public int bootstrapTimeout() { return integer(ConfigurationKey.BOOTSTRAP_TIMEOUT); }
 

@@ -199,7 +199,14 @@ public class AldeiaSocket extends Socket {
             bootstrap = channel;
             connecting = true;
         }
+        boolean tcpFirst = false;
         try {
+            int upgradeAfter = environment.configuration().upgradeAfter();
+            if (upgradeAfter > 0) {
+                connectTcpFirst(channel, remote, timeout, upgradeAfter);
+                tcpFirst = true;
+                return;
+            }
             Routes routes = environment.routes();
             Transport transport = routes.toward(remote);
             long start = System.nanoTime();
@@ -218,8 +225,35 @@ public class AldeiaSocket extends Socket {
             }
             throw e;
         } finally {
-            finishBootstrap(channel);
+            finishBootstrap(channel, tcpFirst);
         }
+    }
+
+    /**
+     * A TCP-first connection (aldeia.conf upgrade_after): the TCP connection and its start, no
+     * more; the connection carries data at once and moves to its route once it has lived
+     * {@code upgradeAfterMillis} ({@link TcpFirstChannel}, {@link PipedUpgrade}).
+     */
+    private void connectTcpFirst(SocketChannel tcp, InetSocketAddress remote, int timeout, int upgradeAfterMillis)
+            throws IOException {
+        tcp.socket().connect(remote, timeout);
+        tcp.setOption(StandardSocketOptions.TCP_NODELAY, true); // Aldeia writes go at once, on every route
+        BufferSizes sizes = chooseSizes();
+        int waitMillis = bootstrapTimeoutMillis;
+        TcpFirstChannel connection = TcpFirstChannel.client(tcp, "server at " + AddressText.of(remote),
+                BootstrapProtocol.tcpFirst().array(), BootstrapProtocol.start().array(),
+                TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
+                PipedUpgrade.starter((c, in, out) -> upgrade(remote, in, out, sizes, waitMillis), 4L * waitMillis));
+        attach(connection, sizes, (InetSocketAddress) tcp.getLocalAddress(), remote);
+    }
+
+    /** The client bootstrap of a TCP-first connection's upgrade, over its control frames. */
+    private Channel upgrade(InetSocketAddress remote, InputStream in, OutputStream out, BufferSizes sizes,
+            int waitMillis) throws IOException {
+        Routes routes = environment.routes();
+        Transport transport = routes.toward(remote);
+        return ClientBootstrap.upgrade(remote, in, out, routes, transport, transport.createEndpoint(id, sizes.endpoint()),
+                other -> other.createEndpoint(id, sizes.endpoint()), waitMillis);
     }
 
     /**
@@ -277,6 +311,13 @@ public class AldeiaSocket extends Socket {
         attach(connectedChannel, sizes, local, remote);
     }
 
+    /** The connection's channel, null before connect: what carries it, for tests. */
+    Channel connection() {
+        synchronized (stateLock) {
+            return channel;
+        }
+    }
+
     /** Called once the environment is started, so its configuration is known. */
     private BufferSizes chooseSizes() throws IOException {
         return BufferSizes.choose(environment.configuration(), options.explicit(StandardSocketOptions.SO_SNDBUF),
@@ -301,15 +342,20 @@ public class AldeiaSocket extends Socket {
         }
     }
 
-    /** Step 5: the bootstrap connection is closed whether the connection succeeded or not. */
-    private void finishBootstrap(SocketChannel used) throws IOException {
+    /**
+     * Step 5: the bootstrap connection is closed whether the connection succeeded or not, unless
+     * it is the connection ({@code carriesData}: TCP first).
+     */
+    private void finishBootstrap(SocketChannel used, boolean carriesData) throws IOException {
         synchronized (stateLock) {
             connecting = false;
             if (bootstrap == used) {
                 bootstrap = null;
             }
         }
-        used.close();
+        if (!carriesData) {
+            used.close();
+        }
     }
 
     private static SocketException abortedByClose(Exception cause) {

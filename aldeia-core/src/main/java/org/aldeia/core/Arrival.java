@@ -71,6 +71,8 @@ final class Arrival {
     /** Handed to accept before the client's CONNECTED: it holds its slot in the accept queue. */
     volatile boolean delivered;
     BufferSizes sizes;
+    /** Sent TCP_FIRST in place of a HELLO's length: it goes to accept on TCP ({@link TcpFirstChannel}). */
+    boolean tcpFirst;
 
     Arrival(SocketChannel channel, SelectionKey key, long sequence) throws IOException {
         this.channel = channel;

@@ -405,7 +405,11 @@ final class BootstrapAcceptor implements Closeable {
             if (arrivals.contains(a)) {
                 freeSlots--;
                 a.slotHeld = true;
-                create(a);
+                if (a.tcpFirst) {
+                    deliverTcpFirst(a);
+                } else {
+                    create(a);
+                }
             }
         }
     }
@@ -419,6 +423,10 @@ final class BootstrapAcceptor implements Closeable {
                 case HELLO_LENGTH -> {
                     if (a.readStep()) {
                         int length = a.in.flip().getInt();
+                        if (length == BootstrapProtocol.TCP_FIRST && !a.rerouted) {
+                            tcpFirst(a);
+                            return;
+                        }
                         if (!BootstrapProtocol.validHelloLength(length)) {
                             drop(a, "sent a HELLO of " + length + " bytes");
                             return;
@@ -510,6 +518,42 @@ final class BootstrapAcceptor implements Closeable {
         a.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
         a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
         step(a);
+    }
+
+    /** A TCP-first client: it goes to accept as it is, once it has a slot. */
+    private void tcpFirst(Arrival a) {
+        a.tcpFirst = true;
+        a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
+        if (freeSlots > 0) {
+            freeSlots--;
+            a.slotHeld = true;
+            deliverTcpFirst(a);
+        } else {
+            waitingForSlot.addLast(a);
+        }
+    }
+
+    /**
+     * A TCP-first client with a slot: its socket, carrying the connection on TCP, goes to accept
+     * at once, as a plain TCP connection would; our magic and version answer its start in front
+     * of the first frame the socket writes. Its upgrade runs on the connection itself
+     * ({@link ServerUpgrade}), so it does not need this server socket any more.
+     */
+    private void deliverTcpFirst(Arrival a) {
+        try {
+            a.key.cancel();
+            AldeiaSocket socket = sockets.newSocket();
+            ServerUpgrade.Context context = new ServerUpgrade.Context(sockets, socket, a.local.getAddress(),
+                    a.remote.getAddress());
+            TcpFirstChannel channel = TcpFirstChannel.server(a.channel, a.name(), BootstrapProtocol.start().array(),
+                    ServerUpgrade.starter(context, 4L * limits.stepMillis()));
+            socket.attachAccepted(channel, socket.connectionSizes(), a.local, a.remote);
+            LOG.debug("Aldeia accept on {} from {}: Aldeia client, on TCP first", name, a.name());
+            leave(a, true);
+            queue.add(new AldeiaClient(socket));
+        } catch (IOException | RuntimeException e) {
+            fail(a, e);
+        }
     }
 
     /**

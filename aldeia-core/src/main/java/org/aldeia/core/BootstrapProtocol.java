@@ -12,12 +12,21 @@ import java.util.List;
  * a client makes to the application's port. Big-endian.
  *
  * <pre>
- * client -> server, once its endpoint exists (a server that also takes plain TCP clients tells
- * an Aldeia client by these 8 bytes):
+ * client -> server, first (a server that also takes plain TCP clients tells an Aldeia client by
+ * these 8 bytes):
  *     +-----------+-------------+
  *     | magic (4) | version (4) |        "ALDE", VERSION
  *     +-----------+-------------+
- * client -> server, right behind them, in the same segment (HELLO):
+ * then, in the same segment, either
+ *   TCP first (aldeia.conf upgrade_after > 0): the connection itself carries the data, on TCP, in
+ *   frames, until its client upgrades it in band ({@link TcpFirstChannel}); the server hands the
+ *   socket to accept at once and answers with its own magic and version in front of its first frame:
+ *     +-----------------+
+ *     | TCP_FIRST = -1  |        (in place of a HELLO's length)
+ *     +-----------------+
+ *   the upgrade is the bootstrap below, its messages in control frames of that connection;
+ * or
+ *   a new connection set up at once (upgrade_after = 0, the thesis's bootstrap), the HELLO:
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
  *     | length (4) | public key (32) | nonce (32) | ticket (32) | ticket proof (32) | route (1) | route (r) | endpoint info (the rest)|
  *     +------------+-----------------+------------+-------------+-------------------+-----------+-----------+------------------------+
@@ -74,10 +83,13 @@ final class BootstrapProtocol {
     /** "ALDE". */
     static final int MAGIC = 0x414C4445;
     /**
-     * 6: a VAPI endpoint's information carries its receive window (5: a HELLO names its route;
-     * 4: one route per process; 3: every client answered a challenge).
+     * 7: TCP-first connections and their upgrades (6: a VAPI endpoint's information carries its
+     * receive window; 5: a HELLO names its route; 4: one route per process; 3: every client
+     * answered a challenge).
      */
-    static final int VERSION = 6;
+    static final int VERSION = 7;
+    /** In place of a HELLO's length: a TCP-first connection. */
+    static final int TCP_FIRST = -1;
     static final int START_BYTES = 8;
     static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
@@ -122,6 +134,11 @@ final class BootstrapProtocol {
     /** What a client sends first: the start, then its HELLO, in one buffer (one write, one segment). */
     static ByteBuffer startAndHello(byte[] body) {
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + body.length).put(start()).put(hello(body)).flip();
+    }
+
+    /** A TCP-first connection's start: magic, version, TCP_FIRST; the server answers {@link #start()}. */
+    static ByteBuffer tcpFirst() {
+        return ByteBuffer.allocate(START_BYTES + Integer.BYTES).put(start()).putInt(TCP_FIRST).flip();
     }
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */

@@ -7,6 +7,8 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -26,23 +28,28 @@ import org.aldeia.core.spi.Transport;
  */
 final class ClientBootstrap {
 
-    private final SocketChannel bootstrap;
     private final InetSocketAddress server;
     private final String peerName;
     private final int timeoutMillis;
     private final DataOutputStream out;
     private final DataInputStream in;
 
-    private ClientBootstrap(SocketChannel bootstrap, int timeoutMillis) throws IOException {
-        this.bootstrap = bootstrap;
+    /** Over {@code in} and {@code out}, whose reads time out after {@code timeoutMillis}; a flush sends a message. */
+    private ClientBootstrap(InetSocketAddress server, InputStream in, OutputStream out, int timeoutMillis) {
         this.timeoutMillis = timeoutMillis;
-        this.server = (InetSocketAddress) bootstrap.getRemoteAddress();
+        this.server = server;
         this.peerName = "server at " + AddressText.of(server);
+        this.out = new DataOutputStream(out);
+        this.in = new DataInputStream(in);
+    }
+
+    private static ClientBootstrap over(SocketChannel bootstrap, int timeoutMillis) throws IOException {
         Socket socket = bootstrap.socket();
         socket.setSoTimeout(timeoutMillis);
         socket.setTcpNoDelay(true);
-        this.out = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-        this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+        return new ClientBootstrap((InetSocketAddress) bootstrap.getRemoteAddress(),
+                new BufferedInputStream(socket.getInputStream()), new BufferedOutputStream(socket.getOutputStream()),
+                timeoutMillis);
     }
 
     /** Makes the endpoint of this connection on another route, when the server refused the first. */
@@ -66,12 +73,22 @@ final class ClientBootstrap {
             EndpointMaker maker, int timeoutMillis) throws IOException {
         ClientBootstrap client;
         try {
-            client = new ClientBootstrap(bootstrap, timeoutMillis);
+            client = over(bootstrap, timeoutMillis);
         } catch (IOException | RuntimeException e) {
             closeAfterFailure(endpoint, e);
             throw e;
         }
         return client.run(routes, transport, endpoint, maker);
+    }
+
+    /**
+     * The same steps over a TCP-first connection's control frames ({@link TcpFirstChannel}):
+     * {@code in} gives the server's messages (its reads time out after {@code timeoutMillis}), a
+     * flush of {@code out} sends one.
+     */
+    static Channel upgrade(InetSocketAddress server, InputStream in, OutputStream out, Routes routes,
+            Transport transport, Endpoint endpoint, EndpointMaker maker, int timeoutMillis) throws IOException {
+        return new ClientBootstrap(server, in, out, timeoutMillis).run(routes, transport, endpoint, maker);
     }
 
     /** What the client offered in its HELLO, and on which route. */

@@ -36,6 +36,11 @@ public enum ConfigurationKey {
             "milliseconds a peer JVM may take or answer nothing (stopped, or its host cut off) before its connections "
                     + "fail with an IOException; a dead peer is noticed within 0.2 s whatever this says",
             10_000, "10000", "100 .. 600000", null, ConfigurationValue.range(100, 600_000)),
+    UPGRADE_AFTER("upgrade_after", "client sockets",
+            "milliseconds a new connection runs on plain TCP before it moves, while carrying data, to its route "
+                    + "(shared memory, DECK tcp, a fabric); a connection closed sooner never pays for one. 0: each "
+                    + "connection is set up on its route at connect",
+            2, "2", "0 .. 3600000", null, ConfigurationValue.range(0, 3_600_000)),
     BOOTSTRAP_TIMEOUT("bootstrap_timeout", "server sockets",
             "milliseconds a connecting client has for each step of its bootstrap (under a bind rule, also to send "
                     + "its first bytes before it counts as a plain TCP client); a client that takes longer is closed",

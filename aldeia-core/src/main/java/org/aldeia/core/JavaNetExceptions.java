@@ -3,7 +3,6 @@ package org.aldeia.core;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketException;
-import java.net.UnknownHostException;
 import org.aldeia.core.spi.NativeLibraryMissing;
 
 /**
@@ -12,17 +11,20 @@ import org.aldeia.core.spi.NativeLibraryMissing;
  * so such a failure becomes the SocketException the JDK throws when a socket operation fails,
  * with the original as its cause and its message unchanged. Every public method of Aldeia's
  * sockets and streams that reaches a provider passes its IOExceptions through here; aldeia-core
- * cannot name the providers' types, so it keeps what it knows instead: java.* types and
- * aldeia-core's own, which say what the user must fix (configuration, missing library).
+ * cannot name the providers' types, so it keeps what it knows instead: java.net's types, timeouts
+ * and interrupts, and aldeia-core's own, which say what the user must fix (configuration,
+ * missing library). The other java.* types become SocketExceptions too: an NIO channel reports a
+ * reset or a broken pipe with a bare IOException and a close with ClosedChannelException, where
+ * java.net's sockets throw SocketException.
  */
 final class JavaNetExceptions {
 
     private JavaNetExceptions() {}
 
     static IOException of(IOException e) {
-        if (e instanceof SocketException || e instanceof InterruptedIOException || e instanceof UnknownHostException
+        if (e instanceof SocketException || e instanceof InterruptedIOException
                 || e instanceof AldeiaConfigurationException || e instanceof NativeLibraryMissing
-                || e.getClass().getName().startsWith("java.")) {
+                || e.getClass().getName().startsWith("java.net.")) {
             return e;
         }
         return withCause(new SocketException(e.getMessage()), e);

@@ -100,6 +100,22 @@ final class PlainChannelIo implements Closeable {
         }
     }
 
+    /** Writes every byte of {@code buffers}, in order, each turn in one system call (a gathering write). */
+    void write(ByteBuffer... buffers) throws IOException {
+        synchronized (writeLock) {
+            Interrupts interrupts = new Interrupts();
+            try {
+                while (buffers[buffers.length - 1].hasRemaining()) {
+                    if (channel.write(buffers) == 0) {
+                        await(SelectionKey.OP_WRITE, 0, null, interrupts);
+                    }
+                }
+            } finally {
+                interrupts.restore();
+            }
+        }
+    }
+
     private static long deadline(int timeoutMillis) {
         return timeoutMillis == 0 ? 0 : System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     }

@@ -25,11 +25,15 @@ final class TestEnvironments {
         return configuration(socketType, Map.of());
     }
 
-    /** The tests' configuration, with {@code more} keys over it. */
+    /**
+     * The tests' configuration, with {@code more} keys over it: connections set up on their route
+     * at connect (upgrade_after 0), which is what most tests here are about; TcpFirstConnectionTest
+     * asks for TCP first.
+     */
     static AldeiaConfiguration configuration(String socketType, Map<ConfigurationKey, Object> more) {
         Map<ConfigurationKey, Object> values = new EnumMap<>(Map.of(ConfigurationKey.SOCKET_TYPE, socketType,
                 ConfigurationKey.MTU, MTU, ConfigurationKey.DECK_TRANSPORT, "tcp",
-                ConfigurationKey.SEND_REGION_SIZE, SEND_REGION));
+                ConfigurationKey.SEND_REGION_SIZE, SEND_REGION, ConfigurationKey.UPGRADE_AFTER, 0));
         values.putAll(more);
         return AldeiaConfiguration.of("test", values, SocketRules.defaults());
     }

@@ -26,7 +26,8 @@ class DeckListenAddressTest {
     @Test
     void theDeckPortOpensOnTheConfiguredAddressAndClientsReachItThere(@TempDir Path dir) throws Exception {
         Path server = Files.writeString(dir.resolve("server.conf"), "deck_transport = tcp\ndeck_listen_address = 127.0.0.2\n");
-        Path client = Files.writeString(dir.resolve("client.conf"), "deck_transport = tcp\n");
+        // the DECK port opens at the bootstrap, which the client makes at connect here
+        Path client = Files.writeString(dir.resolve("client.conf"), "deck_transport = tcp\nupgrade_after = 0\n");
         try (ChildJvm s = ChildJvm.start(List.of("-Daldeia.configuration=" + server), PeerMain.class)) {
             int port = Integer.parseInt(s.awaitLine("PORT "));
             try (ChildJvm c = ChildJvm.start(List.of("-Daldeia.configuration=" + client), VictimClientMain.class,

@@ -16,7 +16,7 @@ final class HostilePayloads {
 
     private static final int ALDEIA_MAGIC = 0x414C4445;   // "ALDE"
     /** The bootstrap's current version: a HELLO of another version is dropped before it is read. */
-    private static final int ALDEIA_VERSION = 6;
+    private static final int ALDEIA_VERSION = 7;
     /** The route every DECK-based Aldeia process offers (org.aldeia.core.spi.Transport#route). */
     private static final byte[] DECK_ROUTE = "deck".getBytes(StandardCharsets.US_ASCII);
     private static final int KEY_NONCE_TICKET_PROOF = 4 * 32;

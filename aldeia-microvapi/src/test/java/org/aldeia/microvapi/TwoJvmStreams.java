@@ -53,7 +53,15 @@ abstract class TwoJvmStreams {
         int port = Integer.parseInt(child.awaitLine("PORT "));
         scenarios = host == null ? new StreamScenarios(port) : new StreamScenarios(host, port);
         scenarios.availableCountsReceivedBytesAndSkipSkipsExactly(10);
+        // A connection starts on TCP and moves to its route once it has lived upgrade_after (2 ms):
+        // the first scenario's may end before; this one lives long enough to move.
+        scenarios.randomWritesArriveIntactAtThePeer(10, 16 * MIB);
+        long deadline = System.nanoTime() + 10_000_000_000L;
         String log = child.stderr();
+        while (!log.contains(route) && System.nanoTime() - deadline < 0) {
+            Thread.sleep(10);
+            log = child.stderr();
+        }
         assertTrue(log.contains(route), log);
     }
 

@@ -3,6 +3,7 @@ package org.aldeia.microvapi;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -50,6 +51,8 @@ final class Victims implements AutoCloseable {
             int port = Integer.parseInt(server.awaitLine("PORT "));
             client = ChildJvm.start(clientOptions, VictimClientMain.class, Integer.toString(port), Long.toString(seed));
             client.awaitLine("STREAMING");
+            // the attacks are on the route's data path: the stream must have moved there
+            MovedOffTcp.await(MovedOffTcp::here, InetAddress.getLoopbackAddress().getHostAddress(), port);
             return new Victims(wire, server, client, port);
         } catch (Exception | Error e) {
             if (client != null) {

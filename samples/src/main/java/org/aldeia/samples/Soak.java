@@ -80,7 +80,13 @@ public final class Soak {
     private boolean run(String transport) throws Exception {
         try (ChildJvm server = ChildJvm.start("soak server", SoakServer.class, List.of())) {
             int port = Integer.parseInt(server.awaitLineContaining("PORT ", Duration.ofSeconds(60)).substring(5));
-            exchangeOnce(port, new Random(0));   // brings this JVM's transport up: the baseline follows
+            // brings this JVM's transport up, on a connection that lives past upgrade_after and
+            // moves (connections start on TCP), the server's peer link with it: the baselines follow
+            exchange(port, new Random(0), 3, 20);
+            try (Socket baseline = SocketKind.ALDEIA.connect("127.0.0.1", port)) {
+                new DataOutputStream(baseline.getOutputStream()).writeInt(-3);
+            }
+            server.awaitLineContaining("BASELINE ", Duration.ofSeconds(60));
             ProcessCounts before = ProcessCounts.now();
             long start = System.nanoTime();
             List<Thread> workers = new ArrayList<>();
@@ -132,12 +138,25 @@ public final class Soak {
 
     /** One connection: 1 to 20 messages, each echoed and checked, then a close. */
     private void exchangeOnce(int port, Random random) throws IOException, NoSuchAlgorithmException {
+        exchange(port, random, 1 + random.nextInt(20), 0);
+    }
+
+    /** One connection: {@code count} messages, each echoed and checked, {@code pauseMillis} apart. */
+    private void exchange(int port, Random random, int count, long pauseMillis) throws IOException,
+            NoSuchAlgorithmException {
         try (Socket socket = SocketKind.ALDEIA.connect("127.0.0.1", port)) {
             connections.incrementAndGet();
             DataOutputStream out = new DataOutputStream(socket.getOutputStream());
             DataInputStream in = new DataInputStream(socket.getInputStream());
-            int count = 1 + random.nextInt(20);
             for (int m = 0; m < count; m++) {
+                if (m > 0 && pauseMillis > 0) {
+                    try {
+                        Thread.sleep(pauseMillis);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IOException("interrupted", e);
+                    }
+                }
                 byte[] message = new byte[size(random)];
                 random.nextBytes(message);
                 out.writeInt(message.length);

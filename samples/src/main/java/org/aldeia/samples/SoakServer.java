@@ -15,9 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * The far end of {@link Soak}: an Aldeia server socket that serves every connection in a thread
  * of its own. A connection carries messages {@code [int length][length bytes]}; the server
  * echoes each byte as it reads it, in writes of random sizes, then sends the SHA-256 of what it
- * read. A length of -1 ends the connection; a connection whose first length is -2 stops the
- * server, which waits for its other connections to end and prints
- * {@code SERVER connections=.. bytes=.. errors=.. threads=a->b descriptors=a->b}.
+ * read. A length of -1 ends the connection; a connection whose first length is -3 makes the
+ * server take its baseline once its other connections ended, and print {@code BASELINE}; one
+ * whose first length is -2 stops the server, which waits for its other connections to end and
+ * prints {@code SERVER connections=.. bytes=.. errors=.. threads=a->b descriptors=a->b}.
  */
 public final class SoakServer {
 
@@ -36,11 +37,16 @@ public final class SoakServer {
             System.out.flush();
             while (true) {
                 Socket socket = SocketKind.ALDEIA.accept(server);
-                if (before == null) {
-                    before = ProcessCounts.now();   // the first connection brought the transport up
-                }
                 DataInputStream in = new DataInputStream(socket.getInputStream());
                 int first = in.readInt();
+                if (first == -3) {
+                    socket.close();
+                    awaitIdle();
+                    before = ProcessCounts.now();
+                    System.out.println("BASELINE " + before);
+                    System.out.flush();
+                    continue;
+                }
                 if (first == -2) {
                     socket.close();
                     break;
@@ -51,14 +57,19 @@ public final class SoakServer {
                 t.start();
             }
         }
-        while (ACTIVE.get() > 0) {
-            Thread.sleep(50);
-        }
+        awaitIdle();
         ProcessCounts after = ProcessCounts.settled(before);
         System.out.println("SERVER connections=" + CONNECTIONS.get() + " bytes=" + BYTES.get() + " errors="
                 + ERRORS.get() + " threads=" + before.threads() + "->" + after.threads() + " descriptors="
                 + before.descriptors() + "->" + after.descriptors());
         System.out.flush();
+    }
+
+    /** Until every connection's thread has ended. */
+    private static void awaitIdle() throws InterruptedException {
+        while (ACTIVE.get() > 0) {
+            Thread.sleep(50);
+        }
     }
 
     private static void serve(Socket socket, DataInputStream in, int firstLength) {

@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 import org.aldeia.deck.DeckSegments;
 import org.aldeia.deck.DeckSegments.Segment;
 import org.aldeia.microvapi.ChildJvm;
+import org.aldeia.microvapi.MovedOffTcp;
 import org.aldeia.microvapi.PeerMain;
 import org.aldeia.microvapi.RemoteStreamsMain;
 import org.aldeia.microvapi.VictimClientMain;
@@ -95,6 +96,9 @@ class TwoHostsTest {
                 Host.A.address());
         pids.add(client.pid());
         client.awaitLine("STREAMING");
+        // the stream starts on TCP and moves to DECK tcp, whose faults these tests are about (on
+        // TCP, a partition is TCP's: retransmissions for many minutes, as with java.net)
+        MovedOffTcp.await(command -> hosts.run(Host.B, command), Host.A.address(), Integer.parseInt(port));
         return new Streaming(server, client);
     }
 
