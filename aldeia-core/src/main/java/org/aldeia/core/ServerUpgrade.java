@@ -12,10 +12,11 @@ import org.aldeia.core.spi.Transport;
 
 /**
  * The server's side of a TCP-first connection's upgrade, started by the client's first control
- * frame: the steps of {@link BootstrapAcceptor} for one client, in order and blocking, on the
- * upgrade pool (the connection is accepted already, so there is no stranger to keep cheap: the
- * bounds are the pipe's, a few messages and a timeout each). It returns once the client's
- * CONNECTED is in: the client's endpoint admits our writes, which then move.
+ * frame: the steps of {@link BootstrapAcceptor} for one client, in order and blocking, on a
+ * thread of the upgrade pool. Unlike the acceptor's, these steps hold a thread before the
+ * client's proof: what bounds a stranger's cost is the pool's size ({@link PipedUpgrade}) and
+ * the pipe's timeout per message. It returns once the client's CONNECTED is in: the client's
+ * endpoint admits our writes, which then move.
  */
 final class ServerUpgrade {
 
