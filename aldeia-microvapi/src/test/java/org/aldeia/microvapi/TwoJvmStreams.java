@@ -54,11 +54,13 @@ abstract class TwoJvmStreams {
         scenarios = host == null ? new StreamScenarios(port) : new StreamScenarios(host, port);
         scenarios.availableCountsReceivedBytesAndSkipSkipsExactly(10);
         // A connection starts on TCP and moves to its route once it has lived upgrade_after (2 ms):
-        // the first scenario's may end before; this one lives long enough to move.
-        scenarios.randomWritesArriveIntactAtThePeer(10, 16 * MIB);
-        long deadline = System.nanoTime() + 10_000_000_000L;
+        // a short one ends first, and so may a 16 MiB one while the two JVMs' first contact on
+        // the route (a DECK tcp handshake) is still under way; connections of 16 MiB go on until
+        // one has taken the route, for at most 20 s.
+        long deadline = System.nanoTime() + 20_000_000_000L;
         String log = child.stderr();
         while (!log.contains(route) && System.nanoTime() - deadline < 0) {
+            scenarios.randomWritesArriveIntactAtThePeer(10, 16 * MIB);
             Thread.sleep(10);
             log = child.stderr();
         }
