@@ -403,13 +403,7 @@ final class BootstrapAcceptor implements Closeable {
         while (freeSlots > 0 && !waitingForSlot.isEmpty()) {
             Arrival a = waitingForSlot.pollFirst();
             if (arrivals.contains(a)) {
-                freeSlots--;
-                a.slotHeld = true;
-                if (a.tcpFirst) {
-                    deliverTcpFirst(a);
-                } else {
-                    create(a);
-                }
+                withSlot(a);
             }
         }
     }
@@ -523,13 +517,27 @@ final class BootstrapAcceptor implements Closeable {
     /** A TCP-first client: it goes to accept as it is, once it has a slot. */
     private void tcpFirst(Arrival a) {
         a.tcpFirst = true;
+        awaitSlot(a);
+    }
+
+    /** Goes on with {@code a} once one of the slots is free (at once if one is). */
+    private void awaitSlot(Arrival a) {
         a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
         if (freeSlots > 0) {
-            freeSlots--;
-            a.slotHeld = true;
-            deliverTcpFirst(a);
+            withSlot(a);
         } else {
             waitingForSlot.addLast(a);
+        }
+    }
+
+    /** Takes a slot for {@code a}: a TCP-first client goes to accept, a proved one gets its endpoint. */
+    private void withSlot(Arrival a) {
+        freeSlots--;
+        a.slotHeld = true;
+        if (a.tcpFirst) {
+            deliverTcpFirst(a);
+        } else {
+            create(a);
         }
     }
 
@@ -610,14 +618,7 @@ final class BootstrapAcceptor implements Closeable {
     private void proved(Arrival a) {
         a.proved = true;
         leaveUnproved(a);
-        a.enter(Arrival.Stage.WAIT_SLOT, 0, stepNanos);
-        if (freeSlots > 0) {
-            freeSlots--;
-            a.slotHeld = true;
-            create(a);
-        } else {
-            waitingForSlot.addLast(a);
-        }
+        awaitSlot(a);
     }
 
     /**
