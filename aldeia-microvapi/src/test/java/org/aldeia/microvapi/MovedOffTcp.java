@@ -23,7 +23,8 @@ public final class MovedOffTcp {
     public static void await(Shell shell, String address, int port) throws Exception {
         String open = "";
         for (long deadline = System.nanoTime() + 10_000_000_000L; System.nanoTime() - deadline < 0; Thread.sleep(50)) {
-            open = shell.run("ss", "-tnH", "state", "established", "dst", address + ":" + port).strip();
+            String host = address.contains(":") ? "[" + address + "]" : address; // ss's form of an IPv6 address
+            open = shell.run("ss", "-tnH", "state", "established", "dst", host + ":" + port).strip();
             if (open.isEmpty()) {
                 return;
             }
