@@ -2,13 +2,12 @@ package org.aldeia.microvapi;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.IOException;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
-import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.AldeiaSocket;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,7 +35,7 @@ class ManySocketsTest {
 
     @BeforeAll
     static void connectionsAreSetUpOnTheRouteAtConnect() throws IOException {
-        assumeTrue(AldeiaConfiguration.load().upgradeAfter() == 0,
+        assumeFalse(MovedOffTcp.connectionsStartOnTcp(),
                 "connections start on TCP here (upgrade_after > 0), a descriptor each until they move");
     }
 

@@ -2,6 +2,7 @@ package org.aldeia.microvapi;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import org.aldeia.core.AldeiaConfiguration;
 
 /**
  * Waits until a connection that started on TCP (upgrade_after, the default) has moved to its
@@ -17,6 +18,11 @@ public final class MovedOffTcp {
     }
 
     private MovedOffTcp() {
+    }
+
+    /** Whether this JVM's connections start on TCP (upgrade_after > 0, the default), not on their route. */
+    public static boolean connectionsStartOnTcp() throws IOException {
+        return AldeiaConfiguration.load().upgradeAfter() > 0;
     }
 
     /** Waits, at most 10 s, until {@code shell}'s host holds no established TCP connection to {@code address:port}. */

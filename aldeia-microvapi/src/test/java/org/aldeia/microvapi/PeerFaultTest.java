@@ -3,7 +3,7 @@ package org.aldeia.microvapi;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -53,7 +53,7 @@ class PeerFaultTest {
 
     @BeforeAll
     static void connectionsAreSetUpOnTheRouteAtConnect() throws IOException {
-        assumeTrue(AldeiaConfiguration.load().upgradeAfter() == 0,
+        assumeFalse(MovedOffTcp.connectionsStartOnTcp(),
                 "connections start on TCP here (upgrade_after > 0): the route's faults are tested where it is 0");
     }
 

@@ -16,7 +16,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.microvapi.MovedOffTcp;
 import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,7 +142,7 @@ class FlowControlContractTest {
                 // where connections start on TCP (upgrade_after > 0), this one stays there (the far
                 // end never reads the upgrade's messages), and each write's frame header (4 bytes)
                 // takes room: TCP's capacity holds one write of CHUNK bytes fewer
-                long framing = AldeiaConfiguration.load().upgradeAfter() > 0 ? CHUNK : 0;
+                long framing = MovedOffTcp.connectionsStartOnTcp() ? CHUNK : 0;
                 assertTrue(absorbed >= loopbackTcpAbsorbs - framing, kind + " absorbed " + absorbed
                         + " bytes before its writer blocked, loopback TCP " + loopbackTcpAbsorbs);
                 assertTrue(absorbed <= bound, kind + " absorbed " + absorbed + " bytes, more than its bound " + bound);
