@@ -21,7 +21,7 @@ final class Arrival {
 
     /** Where the bootstrap stands; the comment says what the stage waits for. */
     enum Stage {
-        START(true),           // the client's magic and version (or, under a bind rule, any first bytes)
+        START(true),           // the client's magic, version and HELLO length (or, under a bind rule, any first bytes)
         HELLO_LENGTH(true),    // the HELLO's length
         HELLO_BODY(true),      // the HELLO's public key, nonce, route and endpoint info
         UNROUTED(true),        // our routes to be written: the HELLO named a route we have not

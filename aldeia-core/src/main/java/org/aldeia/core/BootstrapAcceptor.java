@@ -133,6 +133,13 @@ final class BootstrapAcceptor implements Closeable {
     private final ServerTickets tickets = new ServerTickets();
     /** Slots accept freed since the loop last looked. */
     private final AtomicInteger released = new AtomicInteger();
+    /**
+     * The loop waits for a slot (a client waits for one, or accepting paused for lack of one):
+     * only then does a slot that accept frees wake it. Otherwise the loop counts the slot at its
+     * next turn; waking it for every accepted connection cost the acceptor thread a wake-up
+     * (another CPU's, in the free placement) per connection.
+     */
+    private volatile boolean wantsSlot;
     private volatile boolean closed;
     /** The loop has ended: workers that finish now release what they made themselves. */
     private volatile boolean loopEnded;
@@ -165,8 +172,10 @@ final class BootstrapAcceptor implements Closeable {
         this.sockets = sockets;
         this.freeSlots = Math.max(1, backlog);
         this.queue = new AcceptQueue<>(() -> {
-            released.incrementAndGet();
-            selector().wakeup();
+            released.incrementAndGet(); // before wantsSlot is read, as the loop sets it before reading this
+            if (wantsSlot) {
+                selector().wakeup();
+            }
         });
         this.selector = Selector.open();
         listener.configureBlocking(false);
@@ -229,7 +238,12 @@ final class BootstrapAcceptor implements Closeable {
     }
 
     private void turn() throws IOException {
-        selector.select(this::ready, nextTimeoutMillis());
+        wantsSlot = !waitingForSlot.isEmpty() || (mode != Mode.ALDEIA && freeSlots <= 0);
+        if (wantsSlot && released.get() > 0) {
+            selector.selectNow(this::ready); // freed before wantsSlot was set: nobody woke us for it
+        } else {
+            selector.select(this::ready, nextTimeoutMillis());
+        }
         for (Runnable work; (work = finished.poll()) != null; ) {
             work.run();
         }
@@ -334,7 +348,7 @@ final class BootstrapAcceptor implements Closeable {
         }
         Arrival a = new Arrival(channel, channel.register(selector, SelectionKey.OP_READ), ++sequence);
         a.key.attach(a);
-        a.enter(Arrival.Stage.START, BootstrapProtocol.START_BYTES, stepNanos);
+        a.enter(Arrival.Stage.START, START_AND_LENGTH, stepNanos);
         arrivals.add(a);
         preparingCount = arrivals.size();
         ArrayDeque<Arrival> same = unproved.get(a.remote.getAddress());
@@ -416,17 +430,7 @@ final class BootstrapAcceptor implements Closeable {
                 case START -> start(a);
                 case HELLO_LENGTH -> {
                     if (a.readStep()) {
-                        int length = a.in.flip().getInt();
-                        if (length == BootstrapProtocol.TCP_FIRST && !a.rerouted) {
-                            tcpFirst(a);
-                            return;
-                        }
-                        if (!BootstrapProtocol.validHelloLength(length)) {
-                            drop(a, "sent a HELLO of " + length + " bytes");
-                            return;
-                        }
-                        a.enter(Arrival.Stage.HELLO_BODY, length, stepNanos);
-                        step(a);
+                        helloLength(a, a.in.flip().getInt());
                     }
                 }
                 case HELLO_BODY -> {
@@ -483,6 +487,12 @@ final class BootstrapAcceptor implements Closeable {
         }
     }
 
+    /**
+     * The magic, the version and what follows them (a HELLO's length or TCP_FIRST), read
+     * together: every Aldeia client sends them in one write, and one read fewer per connection.
+     */
+    private static final int START_AND_LENGTH = BootstrapProtocol.START_BYTES + Integer.BYTES;
+
     /** The magic and version; under a bind rule, the first bytes that differ make a plain client. */
     private void start(Arrival a) throws IOException {
         boolean complete = a.readStep();
@@ -501,7 +511,8 @@ final class BootstrapAcceptor implements Closeable {
         if (!complete) {
             return;
         }
-        int version = ByteBuffer.wrap(read).getInt(Integer.BYTES);
+        ByteBuffer startAndLength = ByteBuffer.wrap(read);
+        int version = startAndLength.getInt(Integer.BYTES);
         if (version != BootstrapProtocol.VERSION) {
             drop(a, "speaks bootstrap version " + version + ", this server " + BootstrapProtocol.VERSION);
             return;
@@ -510,7 +521,20 @@ final class BootstrapAcceptor implements Closeable {
         // connecting, sends nothing to carry its ACK; Nagle would hold the CONNECTED for the
         // client's delayed ACK (40 ms on Linux).
         a.channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-        a.enter(Arrival.Stage.HELLO_LENGTH, Integer.BYTES, stepNanos);
+        helloLength(a, startAndLength.getInt(BootstrapProtocol.START_BYTES));
+    }
+
+    /** What follows the start: a HELLO of {@code length} bytes, or TCP_FIRST. */
+    private void helloLength(Arrival a, int length) {
+        if (length == BootstrapProtocol.TCP_FIRST && !a.rerouted) {
+            tcpFirst(a);
+            return;
+        }
+        if (!BootstrapProtocol.validHelloLength(length)) {
+            drop(a, "sent a HELLO of " + length + " bytes");
+            return;
+        }
+        a.enter(Arrival.Stage.HELLO_BODY, length, stepNanos);
         step(a);
     }
 
