@@ -85,16 +85,22 @@ final class ResultTable {
             return cells;
         }, false);
         text.append("\nApplications, per call (round trip): median (ratio to ").append(Transport.BASELINE.label())
-                .append(", same placement) and p99 / p99.9 µs.\n")
+                .append(", same placement), mean (ratio) and p99 / p99.9 µs.\n")
+                .append("The calls overlap: the mean is the phase's time per call (its throughput), which a median\n")
+                .append("does not see when some connections go fast while others wait.\n")
                 .append("app: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
                 .append(" and a reader thread, requests and responses\nobjects (ObjectOutputStream) of 1 to 8 KiB,")
                 .append(" a third JVM computing meanwhile.\nRMI: the RMI sample's remote object, int[")
                 .append(RmiPhase.INTS).append("] each way, one call after the other.\n");
-        appendBlock(text, rows, headerOf(List.of("app median", "app p99 / p99.9", "RMI median", "RMI p99 / p99.9")), row -> {
+        appendBlock(text, rows, headerOf(List.of("app median", "app mean", "app p99 / p99.9", "RMI median", "RMI mean",
+                "RMI p99 / p99.9")), row -> {
             List<String> cells = new ArrayList<>();
             for (Metric metric : List.of(Metric.APPLICATION, Metric.RMI)) {
                 Optional<Cell> call = row.cell(metric);
-                cells.add(withRatio(call, call.flatMap(c -> baseline(rows, row, metric, c.sizeBytes()))));
+                Optional<Cell> base = call.flatMap(c -> baseline(rows, row, metric, c.sizeBytes()));
+                cells.add(withRatio(call, base));
+                cells.add(call.map(c -> number(c.mean()) + base.map(b -> " (" + ratio(c.mean() / b.mean()) + ")").orElse(""))
+                        .orElse("n/a"));
                 cells.add(call.map(c -> number(c.p99()) + " / " + number(c.p999())).orElse("n/a"));
             }
             return cells;

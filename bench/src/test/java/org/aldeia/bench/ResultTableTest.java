@@ -65,12 +65,13 @@ class ResultTableTest {
     }
 
     @Test
-    void theApplicationsBlockShowsAppAndRmiCallMediansWithRatiosAndTails() {
+    void theApplicationsBlockShowsAppAndRmiCallMediansAndMeansWithRatiosAndTails() {
         String application = block(ResultTable.render(ROWS, BenchClient.SIZES), 4);
         assertTrue(application.startsWith("Applications, per call"), application);
         String aeron = line(application, Transport.AERON_IPC.label(), "free");
         List<String> cells = List.of(aeron.split("\\|")).stream().map(String::trim).toList();
-        assertEquals(List.of("25.0 (0.25x)", "200 / 400", "35.0 (0.25x)", "45.0 / 55.0"), cells.subList(2, 6), aeron);
+        assertEquals(List.of("25.0 (0.25x)", "30.0 (0.25x)", "200 / 400", "35.0 (0.25x)", "40.0 (0.25x)", "45.0 / 55.0"),
+                cells.subList(2, 8), aeron);
         assertTrue(line(application, Transport.ALDEIA_STATIC_SCI.label(), "free").endsWith("| n/a"));
     }
 
