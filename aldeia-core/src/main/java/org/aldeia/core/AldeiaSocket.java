@@ -236,11 +236,19 @@ public class AldeiaSocket extends Socket {
      */
     private void connectTcpFirst(SocketChannel tcp, InetSocketAddress remote, int timeout, int upgradeAfterMillis)
             throws IOException {
-        tcp.socket().connect(remote, timeout);
+        // Connected in non-blocking mode, as the channel stays: the socket adaptor's connect
+        // switches the mode there and back (four system calls) and is one more object.
+        PlainChannelIo io = new PlainChannelIo(tcp);
+        try {
+            io.connect(remote, timeout);
+        } catch (IOException | RuntimeException e) {
+            io.close(); // with the selector a connect that had to wait made
+            throw e;
+        }
         tcp.setOption(StandardSocketOptions.TCP_NODELAY, true); // Aldeia writes go at once, on every route
         BufferSizes sizes = chooseSizes();
         int waitMillis = bootstrapTimeoutMillis;
-        TcpFirstChannel connection = TcpFirstChannel.client(tcp, "server at " + AddressText.of(remote),
+        TcpFirstChannel connection = TcpFirstChannel.client(tcp, io, () -> "server at " + AddressText.of(remote),
                 BootstrapProtocol.tcpFirst().array(), BootstrapProtocol.start().array(),
                 TimeUnit.MILLISECONDS.toNanos(upgradeAfterMillis),
                 PipedUpgrade.starter((c, in, out) -> upgrade(remote, in, out, sizes, waitMillis), 4L * waitMillis));

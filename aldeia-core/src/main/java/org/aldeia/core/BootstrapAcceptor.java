@@ -577,7 +577,7 @@ final class BootstrapAcceptor implements Closeable {
             AldeiaSocket socket = sockets.newSocket();
             ServerUpgrade.Context context = new ServerUpgrade.Context(sockets, socket, a.local.getAddress(),
                     a.remote.getAddress());
-            TcpFirstChannel channel = TcpFirstChannel.server(a.channel, a.name(), BootstrapProtocol.start().array(),
+            TcpFirstChannel channel = TcpFirstChannel.server(a.channel, a::name, BootstrapProtocol.start().array(),
                     ServerUpgrade.starter(context, 4L * limits.stepMillis()));
             socket.attachAccepted(channel, socket.connectionSizes(), a.local, a.remote);
             LOG.debug("Aldeia accept on {} from {}: Aldeia client, on TCP first", name, a.name());

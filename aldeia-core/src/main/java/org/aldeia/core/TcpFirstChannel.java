@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.aldeia.core.spi.Channel;
 
 /**
@@ -91,7 +92,9 @@ final class TcpFirstChannel implements Channel {
     private final PlainChannelIo io;
     /** The accepting side: its upgrade starts at the client's first control frame. */
     private final boolean server;
-    private final String peerName;
+    /** The peer's name for messages, made when first needed: a connection per request never needs it. */
+    private final Supplier<String> peerNaming;
+    private String peerName;
     private final ReentrantLock readLock = new ReentrantLock();
     private final ReentrantLock writeLock = new ReentrantLock();
     private final Object upgradeLock = new Object();
@@ -127,12 +130,12 @@ final class TcpFirstChannel implements Channel {
     private boolean tcpClosed;
     private final long openedAtNanos = System.nanoTime();
 
-    private TcpFirstChannel(SocketChannel tcp, String peerName, byte[] answer, byte[] preamble, UpgradeStarter starter,
-            long upgradeAtNanos) throws IOException {
+    private TcpFirstChannel(SocketChannel tcp, PlainChannelIo io, Supplier<String> peerNaming, byte[] answer,
+            byte[] preamble, UpgradeStarter starter, long upgradeAtNanos) {
         this.tcp = tcp;
-        this.io = new PlainChannelIo(tcp);
+        this.io = io;
         this.server = answer == null;
-        this.peerName = peerName;
+        this.peerNaming = peerNaming;
         this.answer = answer;
         this.preamble = preamble == null ? null : ByteBuffer.wrap(preamble);
         this.starter = starter;
@@ -141,15 +144,15 @@ final class TcpFirstChannel implements Channel {
     }
 
     /**
-     * The client side, over the connected {@code tcp}, to which it writes {@code start} now; its
-     * first frame is preceded by the server's {@code answer}; {@code starter} makes the upgrade
-     * at the first read or write after {@code upgradeAfterNanos}.
+     * The client side, over {@code tcp}, connected through {@code io}, to which it writes
+     * {@code start} now; its first frame is preceded by the server's {@code answer};
+     * {@code starter} makes the upgrade at the first read or write after {@code upgradeAfterNanos}.
      */
-    static TcpFirstChannel client(SocketChannel tcp, String serverName, byte[] start, byte[] answer,
-            long upgradeAfterNanos, UpgradeStarter starter) throws IOException {
-        TcpFirstChannel channel = new TcpFirstChannel(tcp, serverName, answer, null, starter,
+    static TcpFirstChannel client(SocketChannel tcp, PlainChannelIo io, Supplier<String> serverName, byte[] start,
+            byte[] answer, long upgradeAfterNanos, UpgradeStarter starter) throws IOException {
+        TcpFirstChannel channel = new TcpFirstChannel(tcp, io, serverName, answer, null, starter,
                 System.nanoTime() + upgradeAfterNanos);
-        channel.io.write(start, 0, start.length);
+        io.write(start, 0, start.length);
         return channel;
     }
 
@@ -158,14 +161,19 @@ final class TcpFirstChannel implements Channel {
      * {@code answer} in front of its first frame; {@code starter} makes the upgrade when the
      * client's first control frame comes.
      */
-    static TcpFirstChannel server(SocketChannel tcp, String clientName, byte[] answer, UpgradeStarter starter)
+    static TcpFirstChannel server(SocketChannel tcp, Supplier<String> clientName, byte[] answer, UpgradeStarter starter)
             throws IOException {
-        return new TcpFirstChannel(tcp, clientName, null, answer, starter, 0);
+        return new TcpFirstChannel(tcp, new PlainChannelIo(tcp), clientName, null, answer, starter, 0);
     }
 
-    /** The peer's name, for the upgrade's messages. */
+    /** The peer's name, for the upgrade's messages and this channel's. */
     String peerName() {
-        return peerName;
+        String name = peerName; // made at most a few times when threads race: each the same
+        if (name == null) {
+            name = peerNaming.get();
+            peerName = name;
+        }
+        return name;
     }
 
     // ---- the upgrade's side ----
@@ -367,7 +375,7 @@ final class TcpFirstChannel implements Channel {
                 if (inputShut) {
                     return -1; // shutdownInput, not the peer, ended TCP's input
                 }
-                throw new SocketException(peerName + " ended the connection in the middle of a frame");
+                throw new SocketException(peerName() + " ended the connection in the middle of a frame");
             }
         }
         dataLeft -= n;
@@ -391,7 +399,7 @@ final class TcpFirstChannel implements Channel {
             }
             if (!fill(Integer.BYTES, block)) {
                 if (tcpEnded && !inputShut) {
-                    throw new SocketException("connection reset: " + peerName + " ended its TCP connection without "
+                    throw new SocketException("connection reset: " + peerName() + " ended its TCP connection without "
                             + "closing its socket (did its process die?)");
                 }
                 return false;
@@ -422,13 +430,13 @@ final class TcpFirstChannel implements Channel {
             }
             if (header != CONTROL || !fill(2 * Integer.BYTES, block)) {
                 if (header != CONTROL) {
-                    throw new SocketException(peerName + " sent a frame of type " + header + " on its TCP connection");
+                    throw new SocketException(peerName() + " sent a frame of type " + header + " on its TCP connection");
                 }
                 return false;
             }
             int length = inbound.getInt(inbound.position() + Integer.BYTES);
             if (length < 0 || length > MAX_CONTROL) {
-                throw new SocketException(peerName + " sent a control frame of " + length + " bytes");
+                throw new SocketException(peerName() + " sent a control frame of " + length + " bytes");
             }
             if (!fill(2 * Integer.BYTES + length, block)) {
                 return false;
@@ -445,14 +453,14 @@ final class TcpFirstChannel implements Channel {
     private boolean readAnswer(boolean block) throws IOException {
         if (!fill(answer.length, block)) {
             if (tcpEnded && !inputShut) { // (shutdownInput ends TCP's input here: end of stream)
-                throw new SocketException(peerName + " closed the connection without answering its Aldeia start (is it "
+                throw new SocketException(peerName() + " closed the connection without answering its Aldeia start (is it "
                         + "an Aldeia server socket of the same version?)");
             }
             return false;
         }
         for (byte expected : answer) {
             if (inbound.get() != expected) {
-                throw new SocketException(peerName + " answered its Aldeia start with other bytes: it is not an Aldeia "
+                throw new SocketException(peerName() + " answered its Aldeia start with other bytes: it is not an Aldeia "
                         + "server socket of the same version");
             }
         }
@@ -513,7 +521,7 @@ final class TcpFirstChannel implements Channel {
             u = upgrade;
         }
         if (u == null) {
-            throw new SocketException(peerName + " sent a bootstrap message no upgrade asked for");
+            throw new SocketException(peerName() + " sent a bootstrap message no upgrade asked for");
         }
         u.control(message);
     }
@@ -521,7 +529,7 @@ final class TcpFirstChannel implements Channel {
     private Upgrade upgradeOrFail() throws SocketException {
         synchronized (upgradeLock) {
             if (upgrade == null) {
-                throw new SocketException(peerName + " moved the connection without an upgrade");
+                throw new SocketException(peerName() + " moved the connection without an upgrade");
             }
             return upgrade;
         }
