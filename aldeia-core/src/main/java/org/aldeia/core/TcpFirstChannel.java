@@ -208,7 +208,7 @@ final class TcpFirstChannel implements Channel {
             if (outputShut || closed) {
                 return false;
             }
-            io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(MOVED).flip());
+            writeMarker(MOVED);
             writeChannel = moved;
         } finally {
             writeLock.unlock();
@@ -304,9 +304,14 @@ final class TcpFirstChannel implements Channel {
 
     /** The orderly end of this side's TCP stream (under writeLock): the answer if not sent yet, END, FIN. */
     private void endOutput() throws IOException {
-        io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(END).flip());
+        writeMarker(END);
         tcp.shutdownOutput();
         outputShut = true;
+    }
+
+    /** A frame that is its header alone (MOVED, END), behind the server's answer if that has not gone yet. */
+    private void writeMarker(int marker) throws IOException {
+        io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(marker).flip());
     }
 
     private void writePreamble() throws IOException {
