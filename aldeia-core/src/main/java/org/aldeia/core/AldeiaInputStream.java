@@ -67,6 +67,9 @@ public final class AldeiaInputStream extends InputStream {
             if (pending == null && (timeout == 0 || channel.available() > 0)) {
                 return channel.read(b, off, len);
             }
+            if (pending == null && channel.timedReads()) {
+                return channel.read(b, off, len, timeout);
+            }
             if (pending == null) {
                 pending = PendingRead.start(channel, Math.min(len, MAX_TIMED_READ));
             }

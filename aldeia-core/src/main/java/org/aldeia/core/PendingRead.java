@@ -12,7 +12,8 @@ import java.util.concurrent.TimeoutException;
 import org.aldeia.core.spi.Channel;
 
 /**
- * A channel read that honours SO_TIMEOUT. The Channel SPI has no timed read, so a read that
+ * A read that honours SO_TIMEOUT on a channel that cannot bound its own waits ({@link
+ * Channel#timedReads()} false; Aldeia's queue pairs and TCP-first connections can): a read that
  * would block is handed to a helper thread and the caller waits for it at most the timeout.
  * When the wait times out the read stays pending: its bytes are served by the next read, so a
  * timeout never loses or reorders data. Only reads that would block with a timeout set take

@@ -2,6 +2,7 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
@@ -112,6 +113,9 @@ final class TcpFirstChannel implements Channel {
     private byte[] answer;
     /** Bytes of the current data frame not read yet. */
     private int dataLeft;
+    /** The reader's SO_TIMEOUT, as a deadline (System.nanoTime), while {@link #readTimed}. */
+    private boolean readTimed;
+    private long readDeadlineNanos;
     private boolean tcpEnded;
     /** The peer's END was read: every read from now on is the end of stream. */
     private boolean endRead;
@@ -342,13 +346,31 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
+        return read(b, off, len, false, 0);
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        return read(b, off, len, true, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    }
+
+    @Override
+    public boolean timedReads() {
+        return true;
+    }
+
+    /** A read, bounded by {@code deadlineNanos} (System.nanoTime) when {@code timed}. */
+    private int read(byte[] b, int off, int len, boolean timed, long deadlineNanos) throws IOException {
         maybeUpgrade();
         readLock.lock();
+        readTimed = timed;
+        readDeadlineNanos = deadlineNanos;
         try {
             while (true) {
                 Channel moved = readChannel;
                 if (moved != null) {
-                    return moved.read(b, off, len);
+                    return timed && moved.timedReads() ? moved.read(b, off, len, readTimeoutLeft())
+                            : moved.read(b, off, len);
                 }
                 if (inputShut || endRead) {
                     return -1;
@@ -364,8 +386,24 @@ final class TcpFirstChannel implements Channel {
                 }
             }
         } finally {
+            readTimed = false;
             readLock.unlock();
         }
+    }
+
+    /**
+     * What is left of the reader's SO_TIMEOUT, for a blocking TCP read (0, none: PlainChannelIo
+     * waits for ever); SocketTimeoutException once it is over. Under readLock.
+     */
+    private int readTimeoutLeft() throws SocketTimeoutException {
+        if (!readTimed) {
+            return 0;
+        }
+        long left = readDeadlineNanos - System.nanoTime();
+        if (left <= 0) {
+            throw new SocketTimeoutException("Read timed out");
+        }
+        return (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
     }
 
     /** From the current data frame: what is buffered first, else straight from TCP into {@code b}. */
@@ -375,7 +413,7 @@ final class TcpFirstChannel implements Channel {
             n = Math.min(Math.min(len, dataLeft), inbound.remaining());
             inbound.get(b, off, n);
         } else {
-            n = io.read(b, off, Math.min(len, dataLeft), 0);
+            n = io.read(b, off, Math.min(len, dataLeft), readTimeoutLeft());
             if (n < 0) {
                 if (inputShut) {
                     return -1; // shutdownInput, not the peer, ended TCP's input
@@ -489,7 +527,7 @@ final class TcpFirstChannel implements Channel {
             inbound.compact();
             int n;
             try {
-                n = block ? io.read(inbound.array(), inbound.position(), inbound.remaining(), 0)
+                n = block ? io.read(inbound.array(), inbound.position(), inbound.remaining(), readTimeoutLeft())
                         : tcp.read(inbound);
                 if (block && n > 0) {
                     inbound.position(inbound.position() + n);

@@ -109,7 +109,20 @@ final class UnconfirmedChannel implements Channel {
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        int n = channel.read(b, off, len);
+        return confirmedBy(channel.read(b, off, len));
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        return confirmedBy(channel.read(b, off, len, timeoutMillis));
+    }
+
+    @Override
+    public boolean timedReads() {
+        return channel.timedReads();
+    }
+
+    private int confirmedBy(int n) {
         if (n > 0) { // only a connected client sends (not -1: shutdownInput gives that too)
             confirm();
         }

@@ -16,7 +16,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -67,6 +69,25 @@ class TcpFirstConnectionTest {
             assertFalse(tcpFirst(p.server()).readsMoved());
         }
         assertEquals(before, InMemoryTransportProvider.openEndpoints());
+    }
+
+    /** SO_TIMEOUT on TCP: the reading thread waits itself, as java.net's, no helper thread (PendingRead) in between. */
+    @Test
+    void aTimedReadOnTcpTimesOutInTheReadersThreadAndLosesNothing() throws Exception {
+        upgradingAfter(60_000);
+        try (Pair p = TestEnvironments.connect(environment)) {
+            p.server().setSoTimeout(150);
+            InputStream in = p.server().getInputStream();
+            long start = System.nanoTime();
+            SocketTimeoutException timeout = assertThrows(SocketTimeoutException.class, in::read);
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140), "timed out too early");
+            assertTrue(Arrays.stream(timeout.getStackTrace())
+                    .noneMatch(frame -> frame.getClassName().equals(PendingRead.class.getName())), "through a helper thread");
+            p.client().getOutputStream().write(new byte[] {5, 6});
+            assertEquals(5, in.read());
+            assertEquals(6, in.read());
+            assertFalse(tcpFirst(p.server()).readsMoved());
+        }
     }
 
     /**

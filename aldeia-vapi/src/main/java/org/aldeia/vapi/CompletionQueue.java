@@ -71,6 +71,14 @@ final class CompletionQueue {
      * message (or the destroyer's wake-up token) ends.
      */
     int await(BooleanSupplier giveUp) throws IOException {
+        return await(giveUp, 0);
+    }
+
+    /**
+     * As {@link #await(BooleanSupplier)}, but also returns 0 once {@code deadlineNanos}
+     * (System.nanoTime; 0: none) has passed with nothing there: a read with SO_TIMEOUT.
+     */
+    int await(BooleanSupplier giveUp, long deadlineNanos) throws IOException {
         while (true) {
             if (closed.getAsBoolean()) {
                 throw closedException();
@@ -78,18 +86,26 @@ final class CompletionQueue {
             if (giveUp.getAsBoolean()) {
                 return 0;
             }
+            int slice = WAIT_SLICE_USEC;
+            if (deadlineNanos != 0) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0) {
+                    return pollArrived(); // what came by the deadline still counts
+                }
+                slice = (int) Math.max(1, Math.min(slice, left / 1000));
+            }
             if (ring != null) {
                 int n = ring.take(view, capacity);
                 if (n > 0) {
                     return n;
                 }
-                int ret = vapi.EVAPI_wait_cq(hca, cq, WAIT_SLICE_USEC);
+                int ret = vapi.EVAPI_wait_cq(hca, cq, slice);
                 if (ret != VapiConstants.VAPI_OK && ret != VapiConstants.VAPI_ETIMEDOUT) {
                     throw failed(VapiException.of(vapi, "EVAPI_wait_cq", ret), closed.getAsBoolean());
                 }
                 continue;
             }
-            int ret = vapi.EVAPI_poll_cq_block(hca, cq, WAIT_SLICE_USEC, wcs);
+            int ret = vapi.EVAPI_poll_cq_block(hca, cq, slice, wcs);
             if (ret == VapiConstants.VAPI_OK) {
                 return capacity == 1 ? 1 : 1 + pollInto(afterFirst, capacity - 1);
             }

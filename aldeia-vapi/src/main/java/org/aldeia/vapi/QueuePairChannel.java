@@ -66,6 +66,16 @@ public final class QueuePairChannel implements Channel {
     }
 
     @Override
+    public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        return receive.read(b, off, len, timeoutMillis);
+    }
+
+    @Override
+    public boolean timedReads() {
+        return true;
+    }
+
+    @Override
     public int available() throws IOException {
         return receive.available();
     }

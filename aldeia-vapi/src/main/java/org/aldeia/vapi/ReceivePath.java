@@ -7,8 +7,10 @@ import static org.aldeia.vapi.VapiConstants.VAPI_SUCCESS;
 import com.sun.jna.Memory;
 import java.io.IOException;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 import org.aldeia.vapi.VapiStructs.Desc;
@@ -81,14 +83,20 @@ final class ReceivePath {
 
     int read(byte[] b, int off, int len) throws IOException {
         Objects.checkFromIndexSize(off, len, b.length);
-        return len == 0 ? 0 : transfer(b, off, len);
+        return len == 0 ? 0 : transfer(b, off, len, 0);
+    }
+
+    /** As {@link #read(byte[], int, int)}, waiting at most {@code timeoutMillis} (> 0) for the first byte. */
+    int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        Objects.checkFromIndexSize(off, len, b.length);
+        return len == 0 ? 0 : transfer(b, off, len, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
     long skip(long n) throws IOException {
         if (n <= 0) {
             return 0;
         }
-        int skipped = transfer(null, 0, (int) Math.min(n, Integer.MAX_VALUE));
+        int skipped = transfer(null, 0, (int) Math.min(n, Integer.MAX_VALUE), 0);
         return Math.max(skipped, 0);
     }
 
@@ -129,15 +137,27 @@ final class ReceivePath {
         }
     }
 
-    /** Copies (or, with {@code b} null, discards) up to {@code len} bytes; -1 at end-of-stream. */
-    private int transfer(byte[] b, int off, int len) throws IOException {
+    /**
+     * Copies (or, with {@code b} null, discards) up to {@code len} bytes; -1 at end-of-stream.
+     * With {@code deadlineNanos} (System.nanoTime; 0: none) a wait that passes it with nothing
+     * held throws SocketTimeoutException, and what arrives later is read next time.
+     */
+    private int transfer(byte[] b, int off, int len, long deadlineNanos) throws IOException {
         lock.lock();
         try {
             if (closed.getAsBoolean()) {
                 throw CompletionQueue.closedException();
             }
             while (blocks.held() == 0 && !endOfStream && failure == null && !inputShut) {
-                take(repostFailure == null ? completions.await(() -> inputShut) : arrivedOrFail());
+                if (repostFailure != null) {
+                    take(arrivedOrFail());
+                    continue;
+                }
+                int arrived = completions.await(() -> inputShut, deadlineNanos);
+                if (arrived == 0 && !inputShut) {
+                    throw new SocketTimeoutException("Read timed out");
+                }
+                take(arrived);
             }
             if (inputShut) {
                 return -1;

@@ -18,6 +18,7 @@ import static org.mockito.Mockito.verify;
 
 import java.io.IOException;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -186,6 +187,22 @@ class QueuePairChannelReceiveTest {
             verify(p.vapi, never()).EVAPI_post_rr_list(anyLong(), anyLong(), anyInt(), any());
             assertEquals(100, p.b.read(new byte[100], 0, 100)); // buffer 1 empty: half of them
             verify(p.vapi).EVAPI_post_rr_list(anyLong(), anyLong(), eq(2), any());
+        }
+    }
+
+    @Test
+    void aTimedReadTimesOutInItsOwnThreadAndTheBytesThatComeLaterAreReadNext() throws IOException {
+        try (ChannelPair p = new ChannelPair(1024, 8 * 1024, 4)) {
+            assertTrue(p.b.timedReads());
+            long start = System.nanoTime();
+            SocketTimeoutException timeout = assertThrows(SocketTimeoutException.class,
+                    () -> p.b.read(new byte[10], 0, 10, 150));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(140), "timed out too early");
+            assertEquals("Read timed out", timeout.getMessage());
+            p.a.write(bytes(6, 0), 0, 6);
+            byte[] buf = new byte[10];
+            assertEquals(6, p.b.read(buf, 0, 10, 5_000));
+            assertArrayEquals(bytes(6, 0), Arrays.copyOf(buf, 6));
         }
     }
 

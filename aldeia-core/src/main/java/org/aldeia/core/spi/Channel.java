@@ -28,6 +28,23 @@ public interface Channel extends Closeable {
      */
     int read(byte[] b, int off, int len) throws IOException;
 
+    /**
+     * As {@link #read(byte[], int, int)}, but waits at most {@code timeoutMillis} (SO_TIMEOUT,
+     * more than 0) for the first byte, then throws {@link java.net.SocketTimeoutException}; the
+     * channel stays usable and no byte is lost. Only where {@link #timedReads()} says so.
+     */
+    default int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        throw new UnsupportedOperationException(getClass().getName() + " has no timed read");
+    }
+
+    /**
+     * Whether {@link #read(byte[], int, int, int)} bounds its wait itself. If not, a socket's
+     * stream with SO_TIMEOUT hands a read that would block to a helper thread and waits for it.
+     */
+    default boolean timedReads() {
+        return false;
+    }
+
     /** Bytes already received locally that a read returns without blocking. */
     int available() throws IOException;
 
