@@ -3,8 +3,10 @@ package org.aldeia.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyInt;
+import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.times;
@@ -64,6 +66,18 @@ class UnconfirmedChannelTest {
         assertEquals(-1, channel.read(new byte[1], 0, 1)); // what shutdownInput also gives
         assertStillWaiting(write);
         assertEquals(1, channel.read(new byte[1], 0, 1));
+        write.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void aTimedReadGoesToTheChannelBelowAndItsByteConfirms() throws Exception {
+        when(inner.timedReads()).thenReturn(true);
+        when(inner.read(any(), anyInt(), anyInt(), anyInt())).thenReturn(1);
+        CompletableFuture<Void> write = writeAsync();
+        assertStillWaiting(write);
+        assertTrue(channel.timedReads());
+        assertEquals(1, channel.read(new byte[1], 0, 1, 700));
+        verify(inner).read(any(), eq(0), eq(1), eq(700));
         write.get(5, TimeUnit.SECONDS);
     }
 
