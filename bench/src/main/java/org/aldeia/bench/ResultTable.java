@@ -86,8 +86,9 @@ final class ResultTable {
         }, false);
         text.append("\nApplications, per call (round trip): median (ratio to ").append(Transport.BASELINE.label())
                 .append(", same placement), mean (ratio) and p99 / p99.9 µs.\n")
-                .append("The calls overlap: the mean is the phase's time per call (its throughput), which a median\n")
-                .append("does not see when some connections go fast while others wait.\n")
+                .append("The calls overlap: with a call always under way on each connection, the mean call is the\n")
+                .append("connections over the calls per second (the phase's throughput), which a median does not\n")
+                .append("show when some connections go fast while others wait.\n")
                 .append("app: ").append(ApplicationPhase.CONNECTIONS).append(" connections, each with a calling thread")
                 .append(" and a reader thread, requests and responses\nobjects (ObjectOutputStream) of 1 to 8 KiB,")
                 .append(" a third JVM computing meanwhile.\nRMI: the RMI sample's remote object, int[")
