@@ -75,10 +75,14 @@ static void dispatch(const deck_msg_t *msg)
     }
     if (mv_wire_head(msg, &h))
         return;   /* not MicroVAPI's: DECK delivered it from a proved process, so drop it */
-    mv_eng_heard(msg->src, h.kind == MV_WIRE_PING);
-    if (h.kind == MV_WIRE_PING || h.kind == MV_WIRE_PONG)
+    if (h.kind == MV_WIRE_PING || h.kind == MV_WIRE_PONG) {
+        mv_eng_heard(msg->src, h.kind == MV_WIRE_PING);
         return;
-    struct mv_qp *qp = mv_eng_pin_for(h.dest_qp, msg->src, h.src_qp, h.kind == MV_WIRE_CREDIT);
+    }
+    int heard = 0;
+    struct mv_qp *qp = mv_eng_pin_for(h.dest_qp, msg->src, h.src_qp, h.kind == MV_WIRE_CREDIT, &heard);
+    if (!heard)
+        mv_eng_heard(msg->src, 0);
     if (!qp) {
         /* Data for a queue pair that is gone (closed, or never ours): tell the sender, as TCP
          * answers a segment for no connection with a reset. Not an end of stream alone (records
@@ -93,7 +97,12 @@ static void dispatch(const deck_msg_t *msg)
         return;
     }
     mv_qp_dispatch(qp, &h, msg);
-    mv_eng_unpin(qp);
+    /* The pin goes when the turn does, under the engine lock taken then anyway (end_turn_locked):
+     * a lock pair fewer per message. A retrieve dispatches one message; should one dispatch
+     * more, the earlier pin goes now. */
+    if (eng.dispatched)
+        mv_eng_unpin(eng.dispatched);
+    eng.dispatched = qp;
 }
 
 /* Ends the retrieve of the turn holder with a token; at most one is outstanding. Engine lock
@@ -114,6 +123,18 @@ static void pass_turn_locked(void)
 {
     if (!eng.busy && eng.nwaiting > 0)
         mv_cq_notify(eng.waiting[0]);
+}
+
+/* The turn holder gives the turn back, and the queue pair its dispatch pinned; engine lock held. */
+static void end_turn_locked(void)
+{
+    eng.busy = eng.busy_daemon = 0;
+    if (eng.dispatched) {
+        struct mv_qp *qp = eng.dispatched;
+        eng.dispatched = NULL;
+        if (--qp->pins == 0)
+            pthread_cond_broadcast(&eng.unpinned);
+    }
 }
 
 static void dispatch_fn(const deck_msg_t *msg, void *arg)
@@ -152,7 +173,7 @@ enum mv_progress mv_engine_progress(int timeout_ms, int pass_turn)
     pthread_mutex_unlock(&eng.lock);
     int rc = retrieve_and_dispatch(timeout_ms);
     pthread_mutex_lock(&eng.lock);
-    eng.busy = 0;
+    end_turn_locked();
     note_activity_locked();
     if (pass_turn)
         pass_turn_locked();
@@ -382,7 +403,7 @@ static void *recv_thread(void *arg)
             int ms = (int)((next_check - now + 999999) / 1000000);
             retrieve_and_dispatch(ms);
             pthread_mutex_lock(&eng.lock);
-            eng.busy = eng.busy_daemon = 0;
+            end_turn_locked();
             pass_turn_locked();
             continue;
         }

@@ -58,6 +58,7 @@ struct mv_engine {
     int             other_waiters;     /* threads blocked on a CQ that is not a reader's (writers) */
     /* the receive turn */
     int             busy, busy_daemon, kick_pending;
+    struct mv_qp   *dispatched;    /* pinned by the turn holder's dispatch, unpinned as the turn ends */
     int             daemon_long_sleep;   /* the receive thread sleeps until its liveness check */
     uint32_t        pollers;
     uint64_t        activity_ns;
@@ -85,8 +86,9 @@ void mv_eng_kick_locked(void);          /* ends the turn holder's retrieve with 
 /* engine_table.c */
 void mv_eng_unpin(struct mv_qp *qp);
 /* The connected queue pair `dest_qp` whose peer is process `src` and its queue pair `src_qp`,
- * pinned; NULL if there is none. With `unconnected`, also one not connected yet. */
-struct mv_qp *mv_eng_pin_for(uint32_t dest_qp, int src, uint32_t src_qp, int unconnected);
+ * pinned; NULL if there is none. With `unconnected`, also one not connected yet. *heard: 1 when
+ * it noted that src was heard from (a connected queue pair's peer), as mv_eng_heard does. */
+struct mv_qp *mv_eng_pin_for(uint32_t dest_qp, int src, uint32_t src_qp, int unconnected, int *heard);
 void mv_eng_unschedule_locked(struct mv_qp *qp);
 
 /* engine_send.c */

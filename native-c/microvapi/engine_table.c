@@ -71,15 +71,21 @@ void mv_eng_unpin(struct mv_qp *qp)
 /* The connected queue pair `dest_qp` whose peer is process `src` and its queue pair `src_qp`,
  * pinned; NULL if there is none. With `unconnected`, also a queue pair not connected yet (for
  * the window a peer announces when its connect comes first; kept until ours names that peer). */
-struct mv_qp *mv_eng_pin_for(uint32_t dest_qp, int src, uint32_t src_qp, int unconnected)
+struct mv_qp *mv_eng_pin_for(uint32_t dest_qp, int src, uint32_t src_qp, int unconnected, int *heard)
 {
     pthread_mutex_lock(&eng.lock);
     struct mv_qp *qp = eng.slots[dest_qp & (MV_QP_SLOTS - 1)];
     if (!qp || qp->qp_num != dest_qp || src < 0
-        || (qp->peer ? qp->dest_id != (uint32_t)src || qp->dest_qp != src_qp : !unconnected))
+        || (qp->peer ? qp->dest_id != (uint32_t)src || qp->dest_qp != src_qp : !unconnected)) {
         qp = NULL;
-    else
+    } else {
         qp->pins++;
+        /* Its peer is src's (the check above): heard from, without mv_eng_heard's lock and walk. */
+        if (qp->peer) {
+            qp->peer->heard_ns = mv_coarse_ns();
+            *heard = 1;
+        }
+    }
     pthread_mutex_unlock(&eng.lock);
     return qp;
 }
