@@ -205,11 +205,11 @@ typedef struct sci_state {
     int           nretired, cap_retired;
     int           next_seg_id;
     uint32_t      barrier_epoch;
-    pthread_mutex_t lock;          /* peer_mseg, the in/out tables, users of mailboxes */
+    pthread_mutex_t lock;          /* peer_mseg, the in/out tables' changes, a destroy's wait */
     pthread_cond_t  idle;          /* a destroyed mailbox lost its last retriever */
     int            *dead;          /* [n], set once a node is seen dead (never cleared) */
     struct sci_in  *in[SCI_MAX_MBOX];
-    struct sci_out **out;          /* [n * M], allocated on first post */
+    struct sci_out **out;          /* [n * M], allocated on first post; read without the lock */
     /* Dynamic runs (set by auto): whether DECK id `deck_id` is reached through sci, and as
      * which node and process (nonce); NULL in a static run, where a DECK id is the node. */
     int           (*sender_of)(int deck_id, int *node, uint64_t *nonce);

@@ -32,15 +32,20 @@ typedef struct sci_out {
     int        unrung;             /* a quiet post woke nobody since the last plain or keyed ring */
 } sci_out_t;
 
+/* The sending state for mailbox `slot` of `node`. The table and its entries, once made, stay
+ * until deck_done (sci_out_done), so a post finds an existing one without sci.lock (a lock pair
+ * per message); they are published with release stores, whole. */
 static sci_out_t *out_get(int node, int slot)
 {
-    sci_out_t *o = NULL;
+    size_t at = (size_t)node * SCI_MAX_MBOX + slot;
+    sci_out_t **table = __atomic_load_n(&sci.out, __ATOMIC_ACQUIRE);
+    sci_out_t *o = table ? __atomic_load_n(&table[at], __ATOMIC_ACQUIRE) : NULL;
+    if (o) return o;
     pthread_mutex_lock(&sci.lock);
-    if (!sci.out) sci.out = calloc((size_t)sci.n * SCI_MAX_MBOX, sizeof *sci.out);
-    if (sci.out) {
-        sci_out_t **p = &sci.out[(size_t)node * SCI_MAX_MBOX + slot];
-        if (!*p && (*p = calloc(1, sizeof **p))) pthread_mutex_init(&(*p)->lock, NULL);
-        o = *p;
+    if (!sci.out) __atomic_store_n(&sci.out, calloc((size_t)sci.n * SCI_MAX_MBOX, sizeof *sci.out), __ATOMIC_RELEASE);
+    if (sci.out && !(o = sci.out[at]) && (o = calloc(1, sizeof *o))) {
+        pthread_mutex_init(&o->lock, NULL);
+        __atomic_store_n(&sci.out[at], o, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&sci.lock);
     return o;
