@@ -42,7 +42,8 @@ static uint8_t msg_byte(int seed, int k, uint32_t j)
 /* How a writer cuts the stream into lists, and how a reader waits for each message. */
 enum write_style { LISTS_1_TO_7, BURSTS };
 /* MAPPED_RING: the reader takes its completions from the mapped CQ ring (EVAPI_map_cq) as the
- * Java channel does, waiting with EVAPI_wait_cq, and every 7th with VAPI_poll_cq: both
+ * Java channel does, waiting with EVAPI_wait_cq (every other wait, and every re-post, through
+ * a call block, as the Java binding makes them), and every 7th with VAPI_poll_cq: both
  * consumers of one ring, one after the other. */
 enum read_style { BLOCKING, RACING_THE_DAEMON, MAPPED_RING };
 
@@ -62,8 +63,9 @@ static int list_length(enum write_style style, int k)
 }
 
 /* Posts the stream in lists of 1..7 sends, only the last signalled, from its own thread (as
- * the Java writer does) with max_send_wr small enough to meet VAPI_EAGAIN; checks that every
- * list gets exactly one completion, in order. */
+ * the Java writer does; every third list through a call block, as the Java binding posts) with
+ * max_send_wr small enough to meet VAPI_EAGAIN; checks that every list gets exactly one
+ * completion, in order. */
 static void *write_stream(void *arg)
 {
     struct stream *s = arg;
@@ -90,8 +92,10 @@ static void *write_stream(void *arg)
                                         .comp_type = i == n - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED,
                                         .addr = (uintptr_t)p, .len = msg_size(m), .lkey = lkey };
         }
-        VAPI_ret_t r = n == 1 ? VAPI_post_sr(c->hca, c->qp, list)
-                              : EVAPI_post_sr_list(c->hca, c->qp, (uint32_t)n, list);
+        EVAPI_call_t post = { .hca = c->hca, .handle = c->qp, .list = (uintptr_t)list, .count = (uint32_t)n };
+        VAPI_ret_t r = k % 3 == 0 ? EVAPI_post_sr_call(&post)
+                       : n == 1 ? VAPI_post_sr(c->hca, c->qp, list)
+                       : EVAPI_post_sr_list(c->hca, c->qp, (uint32_t)n, list);
         if (r == VAPI_EAGAIN) {   /* queue full: wait for a completion, nothing was posted */
             VOK(EVAPI_poll_cq_block(c->hca, c->scq, WAIT_USEC, &wc));
             CHECK(completed < posted_lists && wc.id == (uint64_t)expect[completed]);
@@ -145,7 +149,8 @@ static void wait_mapped(struct conn *c, EVAPI_cq_ring_t *ring, int k, VAPI_wc_de
         } else if (take_mapped(ring, wc)) {
             return;
         }
-        VAPI_ret_t r = EVAPI_wait_cq(c->hca, c->rcq, 100000);
+        EVAPI_call_t wait = { .hca = c->hca, .handle = c->rcq, .count = 100000 };
+        VAPI_ret_t r = k % 2 ? EVAPI_wait_cq_call(&wait) : EVAPI_wait_cq(c->hca, c->rcq, 100000);
         CHECK(r == VAPI_OK || r == VAPI_ETIMEDOUT);
         CHECK(util_now_ms() - t0 < (long)(WAIT_USEC / 1000));
     }
@@ -201,7 +206,8 @@ static void read_stream(struct conn *c, int seed, enum read_style style)
         if (k + RECV_AHEAD < STREAM_MSGS) {
             VAPI_rr_desc_t again = rr[k % RECV_AHEAD];
             again.id = (uint64_t)(k + RECV_AHEAD);
-            VOK(VAPI_post_rr(c->hca, c->qp, &again));
+            EVAPI_call_t post = { .hca = c->hca, .handle = c->qp, .list = (uintptr_t)&again, .count = 1 };
+            VOK(ring ? EVAPI_post_rr_call(&post) : VAPI_post_rr(c->hca, c->qp, &again));
         }
     }
     free(bufs);
@@ -1110,6 +1116,14 @@ static int mapped_capacity_node(int id, int n, void *arg)
         VOK(VAPI_post_rr(c.hca, qb, &rr));
     }
     VCHECK(VAPI_post_rr(c.hca, qa, &rr), VAPI_EAGAIN);
+    /* The call block's form fails as the call it stands for does, and a NULL block is refused. */
+    EVAPI_call_t post = { .hca = c.hca, .handle = qa, .list = (uintptr_t)&rr, .count = 1 };
+    VCHECK(EVAPI_post_rr_call(&post), VAPI_EAGAIN);
+    VCHECK(EVAPI_post_rr_call(NULL), VAPI_EINVAL_PARAM);
+    VCHECK(EVAPI_post_sr_call(NULL), VAPI_EINVAL_PARAM);
+    VCHECK(EVAPI_wait_cq_call(NULL), VAPI_EINVAL_PARAM);
+    post.handle = qa ^ (1ull << 40);   /* a handle that names no queue pair */
+    VCHECK(EVAPI_post_rr_call(&post), VAPI_EINVAL_QP_HNDL);
     VOK(VAPI_post_rr(c.hca, qb, &rr));
     VOK(EVAPI_map_cq(c.hca, small, &again));
     CHECK(again == ring);
