@@ -188,6 +188,21 @@ public final class VapiStructs {
      * {@code tail} (acquire), then stores {@code head} with release. Counters run mod 2^32;
      * completion k is entry {@code k % cap}.
      */
+    /**
+     * {@code EVAPI_call_t}, 32 bytes: the arguments of a post or a wait in one block, for the
+     * one-argument calls ({@link CallBlock}).
+     */
+    public static final class Call {
+        public static final int SIZE = 32;
+        public static final int HCA = 0;       // uint64_t
+        public static final int HANDLE = 8;    // uint64_t: the queue pair (posts) or the CQ (wait)
+        public static final int LIST = 16;     // uint64_t: the requests' address (posts)
+        public static final int COUNT = 24;    // uint32_t: requests (posts) or timeout_usec (wait)
+
+        private Call() {
+        }
+    }
+
     public static final class CqRing {
         public static final int TAIL = 0;       // uint32_t, on its own cache line
         public static final int HEAD = 64;      // uint32_t, on its own cache line
