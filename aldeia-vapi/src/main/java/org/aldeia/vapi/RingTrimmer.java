@@ -7,9 +7,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Gives back the memory of send rings that have been idle a while, as TCP's send buffers shrink:
- * a ring's pages become resident as a burst writes them, and stay so; once a ring has had
- * nothing in flight for {@link #IDLE_MILLIS}, its pages beyond the first {@link #KEEP_BYTES}
- * (which a ring restarting at offset 0 uses first) are returned to the kernel. One daemon thread
+ * a ring's pages become resident as a burst writes them, and stay so; once a ring has nothing
+ * in flight and took no write between two visits of the trimmer ({@link #IDLE_MILLIS} apart),
+ * its pages beyond the first {@link #KEEP_BYTES} (which a ring restarting at offset 0 uses
+ * first) are returned to the kernel. One daemon thread
  * per JVM, started with the first ring; only for libraries that copy a send's bytes when it is
  * posted (MicroVAPI), since a real HCA reads registered memory that must stay put.
  */
@@ -40,9 +41,8 @@ final class RingTrimmer {
             } catch (InterruptedException e) {
                 return;
             }
-            long now = System.nanoTime();
             for (SendPath ring : live()) {
-                ring.trimIfIdle(now, TimeUnit.MILLISECONDS.toNanos(IDLE_MILLIS), KEEP_BYTES);
+                ring.trimIfIdle(KEEP_BYTES);
             }
         }
     }
