@@ -119,12 +119,14 @@ final class TcpFirstChannel implements Channel {
     private boolean tcpEnded;
     /** The peer's END was read: every read from now on is the end of stream. */
     private boolean endRead;
+    /** Set once, under readLock, for good: from then on reads go straight there, without the lock. */
     private volatile Channel readChannel;
     private volatile boolean inputShut;
 
     // ---- writing, under writeLock ----
     /** Server: its answer, in front of its first frame. */
     private ByteBuffer preamble;
+    /** Set once, under writeLock, for good: from then on writes go straight there, without the lock. */
     private volatile Channel writeChannel;
     private boolean outputShut;
     /** Server: when a write next looks for control frames nobody reads (System.nanoTime): none come earlier. */
@@ -252,11 +254,16 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
+        Channel moved = writeChannel;
+        if (moved != null) {
+            moved.write(b, off, len);   // moved for good: that channel orders its writers itself
+            return;
+        }
         writeLock.lock();
         try {
-            Channel moved = writeChannel;
-            if (moved != null) {
-                moved.write(b, off, len);
+            Channel movedMeanwhile = writeChannel;
+            if (movedMeanwhile != null) {
+                movedMeanwhile.write(b, off, len);
             } else if (len > 0) {
                 io.write(takePreamble(), ByteBuffer.allocate(Integer.BYTES).putInt(len).flip(),
                         ByteBuffer.wrap(b, off, len));
@@ -270,11 +277,16 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public void flush() throws IOException {
+        Channel moved = writeChannel;
+        if (moved != null) {
+            moved.flush();
+            return;
+        }
         writeLock.lock();
         try {
-            Channel moved = writeChannel;
-            if (moved != null) {
-                moved.flush();
+            Channel movedMeanwhile = writeChannel;
+            if (movedMeanwhile != null) {
+                movedMeanwhile.flush();
             } else {
                 writePreamble(); // TCP: write handed every byte to the kernel, as java.net's flush does
             }
@@ -346,11 +358,16 @@ final class TcpFirstChannel implements Channel {
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-        return read(b, off, len, false, 0);
+        Channel moved = readChannel;
+        return moved != null ? moved.read(b, off, len) : read(b, off, len, false, 0);
     }
 
     @Override
     public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        Channel moved = readChannel;
+        if (moved != null) {
+            return moved.timedReads() ? moved.read(b, off, len, timeoutMillis) : moved.read(b, off, len);
+        }
         return read(b, off, len, true, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
