@@ -62,6 +62,18 @@ static int list_length(enum write_style style, int k)
     return k % 43 == 0 ? 40 : 1;
 }
 
+/* A call through this thread's bound call block (vapi.h), as the Java binding makes it; the
+ * block is unbound again after it. */
+static VAPI_ret_t bound_call(VAPI_ret_t (*call)(void), VAPI_hca_hndl_t hca, uint64_t handle, uint64_t list,
+                             uint32_t count)
+{
+    EVAPI_call_t block = { .hca = hca, .handle = handle, .list = list, .count = count };
+    VOK(EVAPI_bind_call_block(&block));
+    VAPI_ret_t r = call();
+    VOK(EVAPI_bind_call_block(NULL));
+    return r;
+}
+
 /* Posts the stream in lists of 1..7 sends, only the last signalled, from its own thread (as
  * the Java writer does; every third list through a call block, as the Java binding posts) with
  * max_send_wr small enough to meet VAPI_EAGAIN; checks that every list gets exactly one
@@ -92,8 +104,7 @@ static void *write_stream(void *arg)
                                         .comp_type = i == n - 1 ? VAPI_SIGNALED : VAPI_UNSIGNALED,
                                         .addr = (uintptr_t)p, .len = msg_size(m), .lkey = lkey };
         }
-        EVAPI_call_t post = { .hca = c->hca, .handle = c->qp, .list = (uintptr_t)list, .count = (uint32_t)n };
-        VAPI_ret_t r = k % 3 == 0 ? EVAPI_post_sr_call(&post)
+        VAPI_ret_t r = k % 3 == 0 ? bound_call(EVAPI_post_sr_bound, c->hca, c->qp, (uintptr_t)list, (uint32_t)n)
                        : n == 1 ? VAPI_post_sr(c->hca, c->qp, list)
                        : EVAPI_post_sr_list(c->hca, c->qp, (uint32_t)n, list);
         if (r == VAPI_EAGAIN) {   /* queue full: wait for a completion, nothing was posted */
@@ -149,8 +160,8 @@ static void wait_mapped(struct conn *c, EVAPI_cq_ring_t *ring, int k, VAPI_wc_de
         } else if (take_mapped(ring, wc)) {
             return;
         }
-        EVAPI_call_t wait = { .hca = c->hca, .handle = c->rcq, .count = 100000 };
-        VAPI_ret_t r = k % 2 ? EVAPI_wait_cq_call(&wait) : EVAPI_wait_cq(c->hca, c->rcq, 100000);
+        VAPI_ret_t r = k % 2 ? bound_call(EVAPI_wait_cq_bound, c->hca, c->rcq, 0, 100000)
+                             : EVAPI_wait_cq(c->hca, c->rcq, 100000);
         CHECK(r == VAPI_OK || r == VAPI_ETIMEDOUT);
         CHECK(util_now_ms() - t0 < (long)(WAIT_USEC / 1000));
     }
@@ -206,8 +217,8 @@ static void read_stream(struct conn *c, int seed, enum read_style style)
         if (k + RECV_AHEAD < STREAM_MSGS) {
             VAPI_rr_desc_t again = rr[k % RECV_AHEAD];
             again.id = (uint64_t)(k + RECV_AHEAD);
-            EVAPI_call_t post = { .hca = c->hca, .handle = c->qp, .list = (uintptr_t)&again, .count = 1 };
-            VOK(ring ? EVAPI_post_rr_call(&post) : VAPI_post_rr(c->hca, c->qp, &again));
+            VOK(ring ? bound_call(EVAPI_post_rr_bound, c->hca, c->qp, (uintptr_t)&again, 1)
+                     : VAPI_post_rr(c->hca, c->qp, &again));
         }
     }
     free(bufs);
@@ -1116,14 +1127,14 @@ static int mapped_capacity_node(int id, int n, void *arg)
         VOK(VAPI_post_rr(c.hca, qb, &rr));
     }
     VCHECK(VAPI_post_rr(c.hca, qa, &rr), VAPI_EAGAIN);
-    /* The call block's form fails as the call it stands for does, and a NULL block is refused. */
-    EVAPI_call_t post = { .hca = c.hca, .handle = qa, .list = (uintptr_t)&rr, .count = 1 };
-    VCHECK(EVAPI_post_rr_call(&post), VAPI_EAGAIN);
-    VCHECK(EVAPI_post_rr_call(NULL), VAPI_EINVAL_PARAM);
-    VCHECK(EVAPI_post_sr_call(NULL), VAPI_EINVAL_PARAM);
-    VCHECK(EVAPI_wait_cq_call(NULL), VAPI_EINVAL_PARAM);
-    post.handle = qa ^ (1ull << 40);   /* a handle that names no queue pair */
-    VCHECK(EVAPI_post_rr_call(&post), VAPI_EINVAL_QP_HNDL);
+    /* The bound block's form fails as the call it stands for does; without a block bound, the
+     * calls are refused. */
+    VCHECK(bound_call(EVAPI_post_rr_bound, c.hca, qa, (uintptr_t)&rr, 1), VAPI_EAGAIN);
+    VCHECK(bound_call(EVAPI_post_rr_bound, c.hca, qa ^ (1ull << 40), (uintptr_t)&rr, 1),   /* no such QP */
+           VAPI_EINVAL_QP_HNDL);
+    VCHECK(EVAPI_post_rr_bound(), VAPI_EINVAL_PARAM);
+    VCHECK(EVAPI_post_sr_bound(), VAPI_EINVAL_PARAM);
+    VCHECK(EVAPI_wait_cq_bound(), VAPI_EINVAL_PARAM);
     VOK(VAPI_post_rr(c.hca, qb, &rr));
     VOK(EVAPI_map_cq(c.hca, small, &again));
     CHECK(again == ring);

@@ -4,7 +4,7 @@
  *   vapi_error.c    thread-local EVAPI_last_error text, VAPI_strerror
  *   vapi_handles.c  handle table: handle -> object, pinning, parent/child links
  *   vapi_pd.c       protection domains
- *   vapi_calls.c    the one-argument (call block) forms of the per-message calls
+ *   vapi_calls.c    the per-message calls without arguments (a thread's bound call block)
  */
 #ifndef VAPI_COMMON_H
 #define VAPI_COMMON_H
