@@ -190,7 +190,7 @@ public final class VapiStructs {
      */
     /**
      * {@code EVAPI_call_t}, 32 bytes: the arguments of a post or a wait in one block, for the
-     * one-argument calls ({@link CallBlock}).
+     * calls without arguments ({@link CallBlock}).
      */
     public static final class Call {
         public static final int SIZE = 32;
