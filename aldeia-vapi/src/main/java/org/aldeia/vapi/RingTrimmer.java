@@ -10,9 +10,9 @@ import java.util.concurrent.TimeUnit;
  * a ring's pages become resident as a burst writes them, and stay so; once a ring has nothing
  * in flight and took no write between two visits of the trimmer ({@link #IDLE_MILLIS} apart),
  * its pages beyond the first {@link #KEEP_BYTES} (which a ring restarting at offset 0 uses
- * first) are returned to the kernel. One daemon thread
- * per JVM, started with the first ring; only for libraries that copy a send's bytes when it is
- * posted (MicroVAPI), since a real HCA reads registered memory that must stay put.
+ * first) are returned to the kernel. One daemon thread per JVM, started with the first ring;
+ * only for libraries that copy a send's bytes when it is posted (MicroVAPI), since a real HCA
+ * reads registered memory that must stay put.
  */
 final class RingTrimmer {
 

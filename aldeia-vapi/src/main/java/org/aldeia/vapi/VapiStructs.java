@@ -182,15 +182,10 @@ public final class VapiStructs {
             wcs.setInt(at + RESERVED, 0);
         }
     }
+
     /**
-     * {@code EVAPI_cq_ring_t}: a mapped completion queue (vapi.h draws it). The library writes
-     * an entry, then {@code tail} with release; the one consumer reads entries up to
-     * {@code tail} (acquire), then stores {@code head} with release. Counters run mod 2^32;
-     * completion k is entry {@code k % cap}.
-     */
-    /**
-     * {@code EVAPI_call_t}, 32 bytes: the arguments of a post or a wait in one block, for the
-     * calls without arguments ({@link CallBlock}).
+     * {@code EVAPI_call_t}, 32 bytes (vapi.h draws it): the arguments of a post or a wait, in
+     * the block a thread binds for the calls without arguments (VapiDirect's call blocks).
      */
     public static final class Call {
         public static final int SIZE = 32;
@@ -203,6 +198,12 @@ public final class VapiStructs {
         }
     }
 
+    /**
+     * {@code EVAPI_cq_ring_t}: a mapped completion queue (vapi.h draws it). The library writes
+     * an entry, then {@code tail} with release; the one consumer reads entries up to
+     * {@code tail} (acquire), then stores {@code head} with release. Counters run mod 2^32;
+     * completion k is entry {@code k % cap}.
+     */
     public static final class CqRing {
         public static final int TAIL = 0;       // uint32_t, on its own cache line
         public static final int HEAD = 64;      // uint32_t, on its own cache line
