@@ -27,16 +27,19 @@ public enum ConfigurationKey {
     SEND_REGION_SIZE("send_region_size", "both", "bytes of the registered send ring per socket",
             1 << 20, "1048576", "mtu .. 1073741824", null, ConfigurationValue.range(1, 1 << 30)),
     /*
-     * Four, not the sixteen of earlier versions: posted receives are taken in order, so a stream
-     * cycles through all of them, and 16 x 64 KiB beside the reader's 1 MiB array and DECK's
-     * protocol-2 buffer no longer fit the reader's 2 MiB L2 (the reader, doing two copies, is
-     * the stream's bottleneck: memcpy 63% of its CPU). Stream of 1 MiB writes, pinned, medians of
-     * two alternating runs: 16 buffers 7.2 GB/s, 8 7.6-7.8, 4 7.8-7.9; 1 MiB one-way ping-pong
-     * 154-163 -> 118-127 us. Over DECK tcp (256 KiB messages) 4, 8 and 16 were alike. Data that
-     * finds no buffer posted waits in MicroVAPI's queue and is handed over when the reader posts.
+     * Eight, not the sixteen of earlier versions: posted receives are taken in order, so a
+     * stream cycles through all of them, and 16 x 64 KiB beside the reader's 1 MiB array and
+     * DECK's protocol-2 buffer no longer fit the reader's 2 MiB L2 (the reader, doing two copies,
+     * is the stream's bottleneck: memcpy 63% of its CPU). Fewer cost small messages: each takes
+     * a buffer, and the reader re-posts half of them in one call, so with four a 64 B ping-pong
+     * paid a call every two messages. Pinned, alternating runs: 1 MiB-write stream 7.2 GB/s
+     * with 16, 7.6-7.8 with 8, 7.8-7.9 with 4; 1 MiB one-way 154-163 / 115 / 109-118 us; 64 B
+     * one-way median 0.51-0.54 / 0.52-0.54 / 0.61 us. Over DECK tcp (256 KiB messages) 4, 8 and
+     * 16 streamed alike. Data that finds no buffer posted waits in MicroVAPI's queue and is
+     * handed over when the reader posts.
      */
     RECEIVE_BUFFERS("receive_buffers", "both", "mtu-sized receive buffers pre-posted per socket",
-            4, "4", "2 .. 4096", null, ConfigurationValue.range(2, 4096)),
+            8, "8", "2 .. 4096", null, ConfigurationValue.range(2, 4096)),
     RECEIVE_WINDOW("receive_window", "both",
             "bytes a socket holds for its application before the peer's writer blocks (TCP's receive buffer; "
                     + "SO_RCVBUF when set); memory grows to it only while data waits unread",

@@ -99,7 +99,7 @@ class AldeiaConfigurationTest {
             assertEquals(1, each.infinibandPort());
             assertEquals(0, each.infinibandQos());
             assertEquals(1 << 20, each.sendRegionSize());
-            assertEquals(4, each.receiveBuffers());
+            assertEquals(8, each.receiveBuffers());
         }
         assertEquals(dir.resolve("nodes").toAbsolutePath(), c.deckFile());
         assertEquals("defaults", d.source());
@@ -124,7 +124,7 @@ class AldeiaConfigurationTest {
                 "deck_secret_file = run.secret").toString();
         for (String expected : new String[] {"socket_type=SOCKET_DECK", "mtu=512", "deck_id=1", "deck_nodes=4",
                 "deck_transport=auto", "infiniband_port=1", "infiniband_qos=0", "send_region_size=1048576",
-                "receive_buffers=4", "aldeia.conf"}) {
+                "receive_buffers=8", "aldeia.conf"}) {
             assertTrue(text.contains(expected), text);
         }
         assertTrue(AldeiaConfiguration.defaults().toString().contains("socket_type=(automatic)"));
