@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
 class AldeiaSocketBufferSizesTest {
 
     private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
+    private static final int BUFFERS = (int) ConfigurationKey.RECEIVE_BUFFERS.defaultValue();
 
     /** java.net's value before anything is set, which an unconnected Aldeia socket reports too. */
     private static final int STORED_DEFAULT = 64 * 1024;
@@ -65,7 +66,7 @@ class AldeiaSocketBufferSizesTest {
         assertEquals(4096, client.getSendBufferSize(), "before connect: what was set");
         assertEquals(250_000, client.getReceiveBufferSize());
         try (Pair pair = connect(client)) {
-            assertEquals(new EndpointSizes(4096, 16, 250_000), endpointOf(client));
+            assertEquals(new EndpointSizes(4096, BUFFERS, 250_000), endpointOf(client));
             assertEquals(4096, client.getSendBufferSize());
             assertEquals(250_000, client.getReceiveBufferSize(), "the window in use");
             assertEquals(4096, client.getOption(StandardSocketOptions.SO_SNDBUF));
@@ -83,7 +84,7 @@ class AldeiaSocketBufferSizesTest {
             assertThrows(IllegalArgumentException.class, () -> client.setReceiveBufferSize(0));
             assertEquals(4096, client.getSendBufferSize());
             assertEquals(WINDOW, client.getReceiveBufferSize());
-            assertEquals(new EndpointSizes(4096, 16, WINDOW), endpointOf(client));
+            assertEquals(new EndpointSizes(4096, BUFFERS, WINDOW), endpointOf(client));
         }
     }
 
@@ -93,7 +94,7 @@ class AldeiaSocketBufferSizesTest {
         assertEquals(STORED_DEFAULT, client.getSendBufferSize());
         assertEquals(STORED_DEFAULT, client.getReceiveBufferSize());
         try (Pair pair = connect(client)) {
-            EndpointSizes configured = new EndpointSizes(TestEnvironments.SEND_REGION, 16, WINDOW);
+            EndpointSizes configured = new EndpointSizes(TestEnvironments.SEND_REGION, BUFFERS, WINDOW);
             assertEquals(configured, endpointOf(pair.client()));
             assertEquals(configured, endpointOf(pair.server()));
             assertEquals(TestEnvironments.SEND_REGION, pair.server().getSendBufferSize());
@@ -107,7 +108,7 @@ class AldeiaSocketBufferSizesTest {
         small.setSendBufferSize(1);
         small.setReceiveBufferSize(1);
         try (Pair pair = connect(small)) {
-            assertEquals(new EndpointSizes(1000, 16, BufferSizes.MIN_RECEIVE_WINDOW), endpointOf(small));
+            assertEquals(new EndpointSizes(1000, BUFFERS, BufferSizes.MIN_RECEIVE_WINDOW), endpointOf(small));
             assertEquals(1000, small.getSendBufferSize());
             assertEquals(BufferSizes.MIN_RECEIVE_WINDOW, small.getReceiveBufferSize());
         }
@@ -115,7 +116,7 @@ class AldeiaSocketBufferSizesTest {
         large.setSendBufferSize(Integer.MAX_VALUE);
         large.setReceiveBufferSize(Integer.MAX_VALUE);
         try (Pair pair = connect(large)) {
-            assertEquals(new EndpointSizes(1 << 30, 16, 1 << 30), endpointOf(large));
+            assertEquals(new EndpointSizes(1 << 30, BUFFERS, 1 << 30), endpointOf(large));
             assertEquals(1 << 30, large.getSendBufferSize());
             assertEquals(1 << 30, large.getReceiveBufferSize());
         }
@@ -125,9 +126,9 @@ class AldeiaSocketBufferSizesTest {
     void acceptedSocketsGetTheListenersReceiveBufferSize() throws Exception {
         listener.setReceiveBufferSize(500_000);
         try (Pair pair = connect(new AldeiaSocket(environment))) {
-            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16, 500_000), endpointOf(pair.server()));
+            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, BUFFERS, 500_000), endpointOf(pair.server()));
             assertEquals(500_000, pair.server().getReceiveBufferSize());
-            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16, WINDOW), endpointOf(pair.client()),
+            assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, BUFFERS, WINDOW), endpointOf(pair.client()),
                     "the client has its own SO_RCVBUF");
         }
         listener.setReceiveBufferSize(700_000); // after bind: still reaches the next accepted socket

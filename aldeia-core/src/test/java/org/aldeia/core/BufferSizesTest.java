@@ -15,11 +15,12 @@ class BufferSizesTest {
     }
 
     private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
+    private static final int BUFFERS = (int) ConfigurationKey.RECEIVE_BUFFERS.defaultValue();
 
     @Test
     void unsetOptionsMeanTheConfigurationsSizes() {
         BufferSizes sizes = choose(MTU_1000, null, null);
-        assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, 16, WINDOW), sizes.endpoint());
+        assertEquals(new EndpointSizes(TestEnvironments.SEND_REGION, BUFFERS, WINDOW), sizes.endpoint());
         assertEquals(TestEnvironments.SEND_REGION, sizes.sendBufferSize());
         assertEquals(WINDOW, sizes.receiveBufferSize());
     }
@@ -27,7 +28,7 @@ class BufferSizesTest {
     @Test
     void sendBufferIsTheRingInBytesAndReceiveBufferIsTheWindowInBytes() {
         BufferSizes sizes = choose(MTU_1000, 4096, 300_000);
-        assertEquals(new EndpointSizes(4096, 16, 300_000), sizes.endpoint());
+        assertEquals(new EndpointSizes(4096, BUFFERS, 300_000), sizes.endpoint());
         assertEquals(4096, sizes.sendBufferSize());
         assertEquals(300_000, sizes.receiveBufferSize());
     }
@@ -35,7 +36,7 @@ class BufferSizesTest {
     @Test
     void smallValuesAreClampedToOneMtuRingAndTheSmallestWindow() {
         BufferSizes sizes = choose(MTU_1000, 1, 1);
-        assertEquals(new EndpointSizes(1000, 16, BufferSizes.MIN_RECEIVE_WINDOW), sizes.endpoint());
+        assertEquals(new EndpointSizes(1000, BUFFERS, BufferSizes.MIN_RECEIVE_WINDOW), sizes.endpoint());
         assertEquals(BufferSizes.MIN_RECEIVE_WINDOW, sizes.receiveBufferSize());
         assertEquals(1000, choose(MTU_1000, 999, null).endpoint().sendRegionSize());
     }
@@ -43,7 +44,7 @@ class BufferSizesTest {
     @Test
     void largeValuesAreClampedToOneGib() {
         BufferSizes sizes = choose(MTU_1000, Integer.MAX_VALUE, Integer.MAX_VALUE);
-        assertEquals(new EndpointSizes(1 << 30, 16, 1 << 30), sizes.endpoint());
+        assertEquals(new EndpointSizes(1 << 30, BUFFERS, 1 << 30), sizes.endpoint());
         assertEquals(1 << 30, sizes.receiveBufferSize());
     }
 

@@ -16,6 +16,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.microvapi.MovedOffTcp;
 import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;
@@ -55,10 +56,11 @@ class FlowControlContractTest {
     private static final long STALL_MILLIS = 1500;
     /**
      * What an Aldeia connection holds at most beyond its send ring and its receive window with
-     * the default configuration: the posted receive buffers (16 of at most 64 KiB) and one
-     * coalesced message in flight.
+     * the default configuration: the posted receive buffers (receive_buffers of at most 64 KiB)
+     * and one coalesced message in flight.
      */
-    private static final long ALDEIA_SLACK = 16 * 65536 + 2 * 65536;
+    private static final long ALDEIA_SLACK =
+            (long) AldeiaConfiguration.defaults().receiveBuffers() * 65536 + 2 * 65536;
 
     /** Tells the writer thread to stop after the write it is in. */
     private static final java.util.concurrent.atomic.AtomicBoolean STOP = new java.util.concurrent.atomic.AtomicBoolean();
