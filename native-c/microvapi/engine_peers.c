@@ -96,11 +96,11 @@ int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, 
 }
 
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
-                           uint32_t credit, int quiet)
+                           uint32_t credit)
 {
     struct mv_wire_head h = { .dest_qp = dest_qp, .src_qp = src_qp, .credit = credit, .kind = kind };
     struct iovec head = { .iov_base = &h, .iov_len = MV_WIRE_HEAD };
-    return mv_engine_post(peer, &head, 1, dest_qp, quiet);
+    return mv_engine_post(peer, &head, 1, dest_qp, 0);
 }
 
 /* Sets qp's peer under the engine lock, so that dispatch sees all of it or none. */

@@ -54,7 +54,7 @@ static void send_control(const struct mv_control *r)
         p = NULL;
     pthread_mutex_unlock(&eng.lock);
     if (p) {
-        mv_engine_post_control(p, r->kind, r->dest_qp, r->src_qp, 0, 0);   /* best effort */
+        mv_engine_post_control(p, r->kind, r->dest_qp, r->src_qp, 0);   /* best effort */
         mv_engine_peer_put(p);
     }
 }

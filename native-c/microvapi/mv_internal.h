@@ -188,10 +188,10 @@ int mv_engine_connect_qp(struct mv_qp *qp, uint32_t dest_id, uint32_t dest_qp, s
 /* Posts the message made of iov[0..cnt) to peer, its ring keyed for the receiving queue pair
  * dest_qp (mv_key_of); quiet, it wakes only a reader of that queue pair (deck_mbox_postv_quiet). */
 int mv_engine_post(struct mv_peer *peer, const struct iovec *iov, uint32_t cnt, uint32_t dest_qp, int quiet);
-/* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer, quietly or
- * not as mv_engine_post; DECK's result. */
+/* Posts a message that is a head alone (a credit, a reset, a ping, a pong) to peer; DECK's
+ * result. */
 int mv_engine_post_control(struct mv_peer *peer, uint32_t kind, uint32_t dest_qp, uint32_t src_qp,
-                           uint32_t credit, int quiet);
+                           uint32_t credit);
 /* The send thread posts qp's queued sends (their window opened). */
 void mv_engine_schedule_send(struct mv_qp *qp);
 /* The send thread sends a message of `kind` with no records to process `id` (a reset for its
@@ -296,7 +296,6 @@ struct mv_qp {
     uint32_t        received;      /* payload bytes that arrived */
     uint32_t        consumed;      /* payload bytes handed out to receive requests */
     uint32_t        advertised;    /* the edge last told the peer */
-    uint32_t        told_loud;     /* the edge last told with a wake-up (mv_rq_credit) */
     uint32_t        rq_failed_status;  /* once set, every request completes with it */
     uint32_t        pins;          /* dispatches using the QP (engine lock) */
 };

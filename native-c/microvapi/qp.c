@@ -180,7 +180,7 @@ static VAPI_ret_t qp_create(const char *fn, VAPI_hca_hndl_t hca, struct mv_hca *
     obj->state = VAPI_INIT;
     obj->window = window_for(attr->max_recv_wr, obj->mtu);
     obj->send_edge = MV_WINDOW_INITIAL;      /* what the peer allows before it says more */
-    obj->advertised = obj->told_loud = MV_WINDOW_INITIAL;
+    obj->advertised = MV_WINDOW_INITIAL;
     pthread_mutex_init(&obj->modify_lock, NULL);
     side_init(&obj->sq, sq_cq, attr->sq_cq_hndl, attr->max_send_wr);
     side_init(&obj->rq, rq_cq, attr->rq_cq_hndl, attr->max_recv_wr);
@@ -239,7 +239,7 @@ static void reset_peer_unless_orderly(struct mv_qp *qp)
     pthread_mutex_unlock(&qp->rq.lock);
     struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
     if (abortive && peer)   /* best effort: a peer that is gone needs no reset */
-        mv_engine_post_control(peer, MV_WIRE_RESET, qp->dest_qp, qp->qp_num, 0, 0);
+        mv_engine_post_control(peer, MV_WIRE_RESET, qp->dest_qp, qp->qp_num, 0);
 }
 
 VAPI_ret_t VAPI_destroy_qp(VAPI_hca_hndl_t hca, VAPI_qp_hndl_t qp)
@@ -333,11 +333,11 @@ static VAPI_ret_t qp_connect(const char *fn, struct mv_qp *qp, const VAPI_qp_att
         return vapi_fail(VAPI_EGEN, fn, "DECK process %u has gone away", attr->dest_id);
     }
     pthread_mutex_lock(&qp->rq.lock);
-    qp->advertised = qp->told_loud = qp->window;   /* the bootstrap's or the credit below */
+    qp->advertised = qp->window;
     pthread_mutex_unlock(&qp->rq.lock);
     if (attr->dest_window)
         return VAPI_OK;
-    int rc = mv_engine_post_control(peer, MV_WIRE_CREDIT, attr->dest_qp_num, qp->qp_num, qp->window, 0);
+    int rc = mv_engine_post_control(peer, MV_WIRE_CREDIT, attr->dest_qp_num, qp->qp_num, qp->window);
     if (rc != DECK_OK)
         return vapi_fail(VAPI_EGEN, fn, "telling DECK process %u our window failed: %s: %s",
                        attr->dest_id, deck_strerror(rc), deck_last_error());

@@ -129,40 +129,6 @@ static int enqueue(struct mv_qp *qp, const char *buf, uint32_t len)
 #define CREDIT_PARTS            4u
 #define DISPATCHER_CREDIT_PARTS 2u
 
-/*
- * Whether a credit may go quietly (deck_mbox_postv_quiet: it wakes a reader of the queue pair
- * if one sleeps, nobody else), staying in the peer's mailbox until its next retrieve: so when
- * the edge last told with a wake-up (told_loud) is more than window / QUIET_CREDIT_PARTS ahead
- * of what has arrived. The peer's writer may go up to that edge whatever became of the quiet
- * credits, and it is still that far from it. Once what has arrived comes within that distance
- * while a quiet credit is outstanding, a credit is due whatever the application took
- * (loud_due_locked), and it wakes: a writer stopped at an edge has sent up to it, so its data
- * brings that credit, whichever of the quiet ones it saw. Without that, a writer stopped at
- * the loud edge waited for the receive thread's periodic look when the next credit the reader's
- * consumption made due lay beyond it (the dispatcher's come at half a window). The dispatcher
- * makes that credit due only within DISPATCHER_LOUD_PARTS, nearer the edge: a reader that
- * posts receive requests as it reads tells it first, from its own thread, where the
- * dispatcher's would wake the send thread, once per loud credit of a stream. In a
- * stream the peer's process has no other reason to retrieve, and a credit that woke its
- * receive thread cost the waking reader a cross-CPU wake-up (about 35 us of its CPU on this
- * virtual machine, 11% of a same-host stream's reader in async-profiler): now one credit in
- * three wakes.
- */
-#define QUIET_CREDIT_PARTS    4u
-#define DISPATCHER_LOUD_PARTS 8u
-
-static int quiet_credit_locked(const struct mv_qp *qp)
-{
-    return (int32_t)(qp->told_loud - qp->received) > (int32_t)(qp->window / QUIET_CREDIT_PARTS);
-}
-
-/* A quiet credit is outstanding and what has arrived is within window / parts of told_loud. */
-static int loud_due_locked(const struct mv_qp *qp, uint32_t parts)
-{
-    return qp->advertised != qp->told_loud
-           && (int32_t)(qp->told_loud - qp->received) <= (int32_t)(qp->window / parts);
-}
-
 static int credit_due_locked(const struct mv_qp *qp, uint32_t parts)
 {
     return qp->consumed + qp->window - qp->advertised >= qp->window / parts;
@@ -222,7 +188,7 @@ static void take_data(struct mv_qp *qp, const deck_msg_t *msg)
     int64_t queued = rc || off >= len ? 0
                      : mv_wire_payload(qp->rx_tail->data + qp->rx_tail->len - (len - off), len - off);
     int changed = !rc && (queued < 0 || queued + handed != payload);
-    int due = credit_due_locked(qp, DISPATCHER_CREDIT_PARTS) || loud_due_locked(qp, DISPATCHER_LOUD_PARTS);
+    int due = credit_due_locked(qp, DISPATCHER_CREDIT_PARTS);
     pthread_mutex_unlock(&qp->rq.lock);
     if (changed)
         mv_qp_fail(qp, VAPI_GENERAL_ERR, "the peer (DECK process %u) changed a message while it was being "
@@ -250,15 +216,10 @@ void mv_rq_credit(struct mv_qp *qp)
     struct mv_peer *peer = __atomic_load_n(&qp->peer, __ATOMIC_ACQUIRE);
     pthread_mutex_lock(&qp->rq.lock);
     uint32_t edge = qp->consumed + qp->window;
-    int due = peer && !qp->rq_failed_status && !qp->rq.stopping
-              && (credit_due_locked(qp, CREDIT_PARTS) || loud_due_locked(qp, QUIET_CREDIT_PARTS));
-    int quiet = quiet_credit_locked(qp);
-    if (due) {
+    int due = peer && !qp->rq_failed_status && !qp->rq.stopping && credit_due_locked(qp, CREDIT_PARTS);
+    if (due)
         qp->advertised = edge;
-        if (!quiet)
-            qp->told_loud = edge;
-    }
     pthread_mutex_unlock(&qp->rq.lock);
     if (due)   /* a failure shows on the next data or the liveness check */
-        mv_engine_post_control(peer, MV_WIRE_CREDIT, qp->dest_qp, qp->qp_num, edge, quiet);
+        mv_engine_post_control(peer, MV_WIRE_CREDIT, qp->dest_qp, qp->qp_num, edge);
 }

@@ -57,15 +57,12 @@ int mv_send_ready_locked(const struct mv_qp *qp)
     return front && !qp->sq.busy && !qp->sq.stopping && mv_send_batch(qp, front, 1) > 0;
 }
 
-/* The edge to tell the peer now (every message carries it), remembered as advertised, and as
- * told with a wake-up unless the message goes quietly. */
-static uint32_t receive_edge(struct mv_qp *qp, int quiet)
+/* The edge to tell the peer now (every message carries it), remembered as advertised. */
+static uint32_t receive_edge(struct mv_qp *qp)
 {
     pthread_mutex_lock(&qp->rq.lock);
     qp->advertised = qp->consumed + qp->window;
     uint32_t edge = qp->advertised;
-    if (!quiet)
-        qp->told_loud = edge;
     pthread_mutex_unlock(&qp->rq.lock);
     return edge;
 }
@@ -77,15 +74,14 @@ static uint32_t receive_edge(struct mv_qp *qp, int quiet)
  * peer's receive thread for it cost both CPUs more than the rest of a short connection's close. */
 static int post_batch(struct mv_qp *qp, const VAPI_sr_desc_t *list, uint32_t n)
 {
-    int quiet = n == 1 && list[0].len == 0;
     struct mv_wire_head h = { .dest_qp = qp->dest_qp, .src_qp = qp->qp_num,
-                              .credit = receive_edge(qp, quiet), .kind = MV_WIRE_DATA };
+                              .credit = receive_edge(qp), .kind = MV_WIRE_DATA };
     int32_t lens[MV_COALESCE_BLOCKS];
     struct iovec iov[MV_WIRE_PIECES(MV_COALESCE_BLOCKS)];
     uint32_t pieces = mv_wire_gather(iov, &h, lens, list, n);
     if (!pieces)
         return DECK_ERANGE;
-    return mv_engine_post(qp->peer, iov, pieces, qp->dest_qp, quiet);
+    return mv_engine_post(qp->peer, iov, pieces, qp->dest_qp, n == 1 && list[0].len == 0);
 }
 
 /* Reports the n requests a post carried (sq.lock and the turn held): they stop counting
