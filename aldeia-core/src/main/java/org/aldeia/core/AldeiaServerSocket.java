@@ -165,7 +165,7 @@ public class AldeiaServerSocket extends ServerSocket {
     /**
      * The sockets of the clients accepted: apart from this server socket, so that the acceptor's
      * threads do not keep it reachable. As java.net's accepted sockets inherit their listener's
-     * SO_RCVBUF, a value set on the server socket sizes the receive buffers of every connection
+     * SO_RCVBUF, a value set on the server socket sizes the receive window of every connection
      * accepted (see {@link AldeiaSocket#setReceiveBufferSize}).
      */
     private record AcceptedSockets(AldeiaEnvironment environment, StoredSocketOptions options)

@@ -646,13 +646,14 @@ public class AldeiaSocket extends Socket {
     }
 
     /**
-     * Sizes the receive side of the connection: set before connect, {@code size} bytes become
-     * ceil(size / mtu) mtu-sized receive buffers, 2 to 4096, posted when the connection is
-     * established; unset, the configuration's receive_buffers. An accepted socket gets the
-     * value set on its {@link AldeiaServerSocket}, as java.net's accepted sockets do. Once
-     * connected, {@link #getReceiveBufferSize()} reports buffers times mtu; a later set is
-     * validated and accepted, but the connection keeps its buffers, like the send ring (see
-     * {@link #setSendBufferSize}).
+     * Sizes the receive side of the connection: set before connect, {@code size} bytes (64 KiB
+     * to 1 GiB) become its receive window, what it holds unread before the peer's writer blocks,
+     * as TCP's receive buffer; unset, the configuration's receive_window. The posted receive
+     * buffers are the configuration's receive_buffers, fewer when the window holds fewer
+     * mtu-sized blocks. An accepted socket gets the value set on its
+     * {@link AldeiaServerSocket}, as java.net's accepted sockets do. Once connected,
+     * {@link #getReceiveBufferSize()} reports the window; a later set is validated and accepted,
+     * but the connection keeps its window, like the send ring (see {@link #setSendBufferSize}).
      */
     @Override
     public void setReceiveBufferSize(int size) throws SocketException {
