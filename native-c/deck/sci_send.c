@@ -13,6 +13,7 @@
  * Posts to a mailbox of this same process are queued locally instead (deck_core_post_self), as with
  * tcp: a full ring or a rendezvous with itself would block a thread that also retrieves.
  */
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ typedef struct sci_out {
     uint32_t   p1_read_seen;       /* the receiver's p1_read when last read: room known without a look */
     uint8_t    p3_next;            /* 1..127, as DECK 1.0 */
     int        unrung;             /* a quiet post woke nobody since the last plain or keyed ring */
+    uint32_t   ringing;            /* posts ringing the mapped bell after the lock: no unmapping */
 } sci_out_t;
 
 /* The sending state for mailbox `slot` of `node`. The table and its entries, once made, stay
@@ -51,12 +53,22 @@ static sci_out_t *out_get(int node, int slot)
     return o;
 }
 
+/* Unmaps o's segment once no post is ringing its bell any more (a ring is one system call, so
+ * the wait is short); no new ringer starts meanwhile: bind holds o's lock, deck_done comes
+ * after every post. */
+static void disconnect(sci_out_t *o)
+{
+    while (__atomic_load_n(&o->ringing, __ATOMIC_ACQUIRE))
+        sched_yield();
+    deck_seg_disconnect(&o->seg);
+}
+
 void sci_out_done(void)
 {
     for (size_t i = 0; sci.out && i < (size_t)sci.n * SCI_MAX_MBOX; i++) {
         sci_out_t *o = sci.out[i];
         if (!o) continue;
-        deck_seg_disconnect(&o->seg);
+        disconnect(o);
         pthread_mutex_destroy(&o->lock);
         free(o);
     }
@@ -139,7 +151,7 @@ static int bind(sci_out_t *o, int node, int index)
     int slot = index & 0xffff;
     /* A stale handle (an older mailbox of this slot) leaves the current binding alone. */
     if (!sci_name_read(node, slot, &e) || e.index != index) return gone(node, index);
-    deck_seg_disconnect(&o->seg);       /* the mailbox of this slot was re-created */
+    disconnect(o);                      /* the mailbox of this slot was re-created */
     o->index = 0;
     /* A fresh flow line and mark (the receiver writes them only once we post), then the name
      * once more: a destroy from now on marks the gone word (seq_cst, see in_free's notice). */
@@ -235,14 +247,26 @@ static int wait_flow(sci_out_t *o, int node, ready_fn ready, const char *what)
 }
 
 /* The ring that shows a message: keyed (key >= 0) wakes the thread waiting for that key, quiet
- * (DECK_KEY_QUIET) that thread only. */
-static void ring_receiver(sci_out_t *o, int key)
+ * (DECK_KEY_QUIET) that thread only, plain (key < 0) every waiter. The lock need not be held:
+ * the bell stays mapped while o->ringing counts this ring (sci_postv_keyed). */
+static void ring_bell(deck_bell_t *bell, int key)
 {
-    deck_bell_t *bell = sci_mbox_bell(o->seg.addr);
-    o->unrung = key >= 0 && (key & DECK_KEY_QUIET);
-    if (o->unrung) deck_bell_ring_key_only(bell, (unsigned)(key & ~DECK_KEY_QUIET));
+    if (key >= 0 && (key & DECK_KEY_QUIET)) deck_bell_ring_key_only(bell, (unsigned)(key & ~DECK_KEY_QUIET));
     else if (key >= 0) deck_bell_ring_key(bell, (unsigned)key);
     else deck_bell_ring(bell);
+}
+
+/* Notes whether the ring of `key` is a quiet one, which wakes no retriever (wait_flow); lock held. */
+static void note_ring(sci_out_t *o, int key)
+{
+    o->unrung = key >= 0 && (key & DECK_KEY_QUIET);
+}
+
+/* Rings now, lock held: protocol 3's steps, which wait for the receiver under the lock. */
+static void ring_receiver(sci_out_t *o, int key)
+{
+    note_ring(o, key);
+    ring_bell(sci_mbox_bell(o->seg.addr), key);
 }
 
 static int post_p1(sci_out_t *o, int node, const struct iovec *iov, int cnt, size_t len, int key)
@@ -260,7 +284,7 @@ static int post_p1(sci_out_t *o, int node, const struct iovec *iov, int cnt, siz
     __atomic_store_n(pkt + DECK_SEG_LINE - 1, flag, __ATOMIC_RELEASE);
     o->p1_sent++;
     o->seq++;
-    ring_receiver(o, key);
+    note_ring(o, key);   /* rung by sci_postv_keyed */
     return DECK_OK;
 }
 
@@ -299,7 +323,7 @@ static int post_p2(sci_out_t *o, int node, const struct iovec *iov, int cnt, siz
             p2_stamp(o, (sci_p2_header_t *)(buf + o->p2_cursor), SCI_P2_WRAP);
         o->p2_round_over = 1;
     }
-    ring_receiver(o, key);
+    note_ring(o, key);   /* rung by sci_postv_keyed */
     return DECK_OK;
 }
 
@@ -350,12 +374,25 @@ int sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_
     sci_out_t *o = out_get(node, slot);
     if (!o) return deck_fail(DECK_ENOMEM, "deck_mbox_post: out of memory");
     pthread_mutex_lock(&o->lock);
-    int rc = bind(o, node, index);
+    int rc = bind(o, node, index), rung = 0;
     if (!rc) {
         if (len <= SCI_P1_MAX) rc = post_p1(o, node, iov, cnt, len, key);
         else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, iov, cnt, len, key);
-        else rc = post_p3(o, node, iov, cnt, len, key);
+        else rc = post_p3(o, node, iov, cnt, len, key), rung = 1;
+    }
+    /* The ring after the lock: a ring that wakes a sleeper is a system call of several us, and
+     * threads posting to the same mailbox (connections to one process) queued behind it on the
+     * lock and slept there (4 connections: a third of the posting threads' CPU in the lock's
+     * futex calls). o->ringing keeps the bell mapped until the ring is done (disconnect). */
+    deck_bell_t *bell = NULL;
+    if (!rc && !rung) {
+        bell = sci_mbox_bell(o->seg.addr);
+        __atomic_fetch_add(&o->ringing, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&o->lock);
+    if (bell) {
+        ring_bell(bell, key);
+        __atomic_fetch_sub(&o->ringing, 1, __ATOMIC_RELEASE);
+    }
     return rc;
 }
