@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ClosedSelectorException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
@@ -17,9 +18,10 @@ import java.util.concurrent.TimeUnit;
  * on a selector, so that the connection behaves as java.net's own sockets do where an NIO
  * channel in blocking mode does not: an interrupt neither ends a wait nor closes the channel
  * (the thread's interrupt status is set again when the call returns), while a close from
- * another thread ends every wait at once. Reads and writes wait on selectors of their own,
- * made when first needed, so that a reader waiting for data never holds up a writer; as in
- * java.net, one read and one write run at a time.
+ * another thread ends every wait at once. Reads and writes wait on selectors of their own, so
+ * that a reader waiting for data never holds up a writer; as in java.net, one read and one
+ * write run at a time. The first wait of each borrows the JVM's {@link SpareSelector} instead
+ * (a connection per request waits once, for its answer); the second makes the selector its own.
  */
 final class PlainChannelIo implements Closeable {
 
@@ -29,6 +31,12 @@ final class PlainChannelIo implements Closeable {
     private final Object selectorLock = new Object();
     private Selector readSelector;
     private Selector writeSelector;
+    /** The spare selector a read or a write waits on now, for close to wake; under selectorLock. */
+    private Selector lentForRead;
+    private Selector lentForWrite;
+    /** Whether reads (under readLock), writes and the connect (under writeLock) waited before. */
+    private boolean readWaited;
+    private boolean writeWaited;
     private volatile boolean closed;
 
     /** Takes over {@code channel}, switching it to non-blocking mode; no call may be in progress on it. */
@@ -145,16 +153,73 @@ final class PlainChannelIo implements Closeable {
             }
             timeoutMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
         }
-        Selector selector = selectorFor(op);
-        try {
-            selector.select(timeoutMillis);
-            selector.selectedKeys().clear();
-        } catch (ClosedSelectorException closedUnderUs) {
-            throw closed();
+        boolean reading = op == SelectionKey.OP_READ;
+        if (reading ? readWaited : writeWaited) {
+            Selector selector = selectorFor(op);
+            try {
+                selector.select(timeoutMillis);
+                selector.selectedKeys().clear();
+            } catch (ClosedSelectorException closedUnderUs) {
+                throw closed();
+            }
+        } else {
+            if (reading) {
+                readWaited = true;
+            } else {
+                writeWaited = true;
+            }
+            awaitOnSpare(op, timeoutMillis);
         }
         interrupts.clear();
         if (closed) {
             throw closed();
+        }
+    }
+
+    /**
+     * One wait on the spare selector: registered, selected, then deregistered (cancel and
+     * selectNow), so that it goes back holding no channel, and a close of this channel meanwhile
+     * really closes it once this wait has left.
+     */
+    private void awaitOnSpare(int op, long timeoutMillis) throws IOException {
+        boolean reading = op == SelectionKey.OP_READ;
+        Selector spare = SpareSelector.borrow();
+        boolean broken = false;
+        try {
+            lend(reading, spare);
+            SelectionKey key = channel.register(spare, op);
+            try {
+                spare.select(timeoutMillis);
+            } finally {
+                key.cancel();
+                spare.selectNow();
+            }
+        } catch (ClosedChannelException closedUnderUs) {
+            throw closed();
+        } catch (IOException e) {
+            broken = true;
+            throw e;
+        } finally {
+            lend(reading, null);
+            if (broken) {
+                spare.close();
+            } else {
+                SpareSelector.giveBack(spare);
+            }
+        }
+    }
+
+    /** Notes the spare selector a wait uses (null: none any more), for close to wake; not once closed. */
+    private void lend(boolean reading, Selector spare) throws SocketException {
+        synchronized (selectorLock) {
+            if (spare != null && closed) {
+                throw closed();
+            }
+            if (reading) {
+                lentForRead = spare;
+            } else {
+                lentForWrite = spare;
+            }
         }
     }
 
@@ -186,19 +251,29 @@ final class PlainChannelIo implements Closeable {
     }
 
     /**
-     * Closes the channel, then the selectors: that wakes every waiting call (which then throws
-     * "Socket closed") and lets the channel, registered with them, really close. Idempotent.
+     * Closes the channel, then its own selectors, and wakes a wait on the spare one: every
+     * waiting call then throws "Socket closed", and the channel, registered with them, really
+     * closes as they let it go. Idempotent. (A wake-up that reaches the spare selector after its
+     * wait gave it back costs its next borrower one early return: that wait then looks again on
+     * a selector of its own.)
      */
     @Override
     public void close() throws IOException {
         Selector[] selectors;
+        Selector[] lent;
         synchronized (selectorLock) {
             closed = true;
             selectors = new Selector[] {readSelector, writeSelector};
+            lent = new Selector[] {lentForRead, lentForWrite};
         }
         try {
             channel.close();
         } finally {
+            for (Selector selector : lent) {
+                if (selector != null) {
+                    selector.wakeup();
+                }
+            }
             for (Selector selector : selectors) {
                 if (selector != null) {
                     selector.close();
