@@ -366,9 +366,17 @@ final class TcpFirstChannel implements Channel {
     public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
         Channel moved = readChannel;
         if (moved != null) {
-            return moved.timedReads() ? moved.read(b, off, len, timeoutMillis) : moved.read(b, off, len);
+            return readMoved(moved, b, off, len, timeoutMillis);
         }
         return read(b, off, len, true, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    }
+
+    /**
+     * A read on the channel this direction moved to, bounded by {@code timeoutMillis} (0: none)
+     * where that channel bounds its reads itself (every channel of Aldeia's transports does).
+     */
+    private static int readMoved(Channel moved, byte[] b, int off, int len, int timeoutMillis) throws IOException {
+        return timeoutMillis > 0 && moved.timedReads() ? moved.read(b, off, len, timeoutMillis) : moved.read(b, off, len);
     }
 
     @Override
@@ -386,8 +394,7 @@ final class TcpFirstChannel implements Channel {
             while (true) {
                 Channel moved = readChannel;
                 if (moved != null) {
-                    return timed && moved.timedReads() ? moved.read(b, off, len, readTimeoutLeft())
-                            : moved.read(b, off, len);
+                    return readMoved(moved, b, off, len, readTimeoutLeft());
                 }
                 if (inputShut || endRead) {
                     return -1;
@@ -409,8 +416,8 @@ final class TcpFirstChannel implements Channel {
     }
 
     /**
-     * What is left of the reader's SO_TIMEOUT, for a blocking TCP read (0, none: PlainChannelIo
-     * waits for ever); SocketTimeoutException once it is over. Under readLock.
+     * What is left of the reader's SO_TIMEOUT, for a blocking read on TCP or on the moved channel
+     * (0, none: the read waits for ever); SocketTimeoutException once it is over. Under readLock.
      */
     private int readTimeoutLeft() throws SocketTimeoutException {
         if (!readTimed) {
