@@ -374,11 +374,16 @@ int sci_postv_keyed(int node, int index, const struct iovec *iov, int cnt, size_
     sci_out_t *o = out_get(node, slot);
     if (!o) return deck_fail(DECK_ENOMEM, "deck_mbox_post: out of memory");
     pthread_mutex_lock(&o->lock);
-    int rc = bind(o, node, index), rung = 0;
+    int rc = bind(o, node, index), rung = 0;   /* rung: protocol 3 rang at each step itself */
     if (!rc) {
-        if (len <= SCI_P1_MAX) rc = post_p1(o, node, iov, cnt, len, key);
-        else if (len <= sci.cfg.buf_limit) rc = post_p2(o, node, iov, cnt, len, key);
-        else rc = post_p3(o, node, iov, cnt, len, key), rung = 1;
+        if (len <= SCI_P1_MAX) {
+            rc = post_p1(o, node, iov, cnt, len, key);
+        } else if (len <= sci.cfg.buf_limit) {
+            rc = post_p2(o, node, iov, cnt, len, key);
+        } else {
+            rc = post_p3(o, node, iov, cnt, len, key);
+            rung = 1;
+        }
     }
     /* The ring after the lock: a ring that wakes a sleeper is a system call of several us, and
      * threads posting to the same mailbox (connections to one process) queued behind it on the
