@@ -464,14 +464,14 @@ final class TcpFirstChannel implements Channel {
             if (endRead) {
                 return false;
             }
-            if (!fill(Integer.BYTES, block)) {
+            int header = frameAhead(block);
+            if (header == NOT_THERE) {
                 if (tcpEnded && !inputShut) {
                     throw new SocketException("connection reset: " + peerName() + " ended its TCP connection without "
                             + "closing its socket (did its process die?)");
                 }
                 return false;
             }
-            int header = inbound.getInt(inbound.position());
             if (header >= 0) {
                 inbound.getInt();
                 dataLeft = header;
@@ -495,25 +495,48 @@ final class TcpFirstChannel implements Channel {
                 endOfTcp(); // an upgrade waiting for a message gets none
                 return false;
             }
-            if (header != CONTROL || !fill(2 * Integer.BYTES, block)) {
-                if (header != CONTROL) {
-                    throw new SocketException(peerName() + " sent a frame of type " + header + " on its TCP connection");
-                }
-                return false;
+            if (header != CONTROL) {
+                throw new SocketException(peerName() + " sent a frame of type " + header + " on its TCP connection");
             }
-            int length = inbound.getInt(inbound.position() + Integer.BYTES);
-            if (length < 0 || length > MAX_CONTROL) {
-                throw new SocketException(peerName() + " sent a control frame of " + length + " bytes");
-            }
-            if (!fill(2 * Integer.BYTES + length, block)) {
-                return false;
-            }
-            inbound.position(inbound.position() + 2 * Integer.BYTES);
-            byte[] message = new byte[length];
-            inbound.get(message);
-            controlArrived(message);
+            controlArrived(takeControl());
         }
         return true;
+    }
+
+    /** What {@link #frameAhead} returns when the frame is not all there. */
+    private static final int NOT_THERE = Integer.MIN_VALUE;
+
+    /**
+     * The header of the frame at the inbound buffer's position, once it is there: a data frame's
+     * length (its header buffered), MOVED, END, another type, or CONTROL with the whole control
+     * frame buffered. NOT_THERE at TCP's end, or, without {@code block}, when it is not all there
+     * yet.
+     */
+    private int frameAhead(boolean block) throws IOException {
+        if (!fill(Integer.BYTES, block)) {
+            return NOT_THERE;
+        }
+        int header = inbound.getInt(inbound.position());
+        if (header != CONTROL) {
+            return header;
+        }
+        if (!fill(2 * Integer.BYTES, block)) {
+            return NOT_THERE;
+        }
+        int length = inbound.getInt(inbound.position() + Integer.BYTES);
+        if (length < 0 || length > MAX_CONTROL) {
+            throw new SocketException(peerName() + " sent a control frame of " + length + " bytes");
+        }
+        return fill(2 * Integer.BYTES + length, block) ? CONTROL : NOT_THERE;
+    }
+
+    /** The message of the control frame {@link #frameAhead} found whole, taken from the buffer. */
+    private byte[] takeControl() {
+        int length = inbound.getInt(inbound.position() + Integer.BYTES);
+        inbound.position(inbound.position() + 2 * Integer.BYTES);
+        byte[] message = new byte[length];
+        inbound.get(message);
+        return message;
     }
 
     /** Client: the server's magic and version in front of its first frame. */
@@ -685,30 +708,15 @@ final class TcpFirstChannel implements Channel {
             long deadline = System.nanoTime() + LINGER_MILLIS * 1_000_000L;
             try {
                 while (!tcpEnded && System.nanoTime() - deadline < 0 && dataLeft == 0) {
-                    if (!fill(Integer.BYTES, false)) {
+                    int header = frameAhead(false);
+                    if (header == NOT_THERE) {
                         Thread.sleep(1);
-                        continue;
-                    }
-                    int header = inbound.getInt(inbound.position());
-                    if (header == MOVED || header == END) {
+                    } else if (header == MOVED || header == END) {
                         inbound.getInt();
-                        continue;
-                    }
-                    if (header != CONTROL) {
-                        break; // data nobody will read: reset, as TCP
-                    }
-                    if (!fill(2 * Integer.BYTES, false)) {
-                        Thread.sleep(1);
-                        continue;
-                    }
-                    int length = inbound.getInt(inbound.position() + Integer.BYTES);
-                    if (length < 0 || length > MAX_CONTROL) {
-                        break;
-                    }
-                    if (fill(2 * Integer.BYTES + length, false)) {
-                        inbound.position(inbound.position() + 2 * Integer.BYTES + length);
+                    } else if (header == CONTROL) {
+                        takeControl(); // dropped: the upgrade is over
                     } else {
-                        Thread.sleep(1);
+                        break; // data nobody will read: reset, as TCP
                     }
                 }
             } catch (IOException | InterruptedException e) {
