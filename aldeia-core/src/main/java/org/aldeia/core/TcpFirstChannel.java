@@ -464,14 +464,14 @@ final class TcpFirstChannel implements Channel {
             if (endRead) {
                 return false;
             }
-            int header = frameAhead(block);
-            if (header == NOT_THERE) {
+            if (!frameThere(block)) {
                 if (tcpEnded && !inputShut) {
                     throw new SocketException("connection reset: " + peerName() + " ended its TCP connection without "
                             + "closing its socket (did its process die?)");
                 }
                 return false;
             }
+            int header = frameHeader();
             if (header >= 0) {
                 inbound.getInt();
                 dataLeft = header;
@@ -503,34 +503,34 @@ final class TcpFirstChannel implements Channel {
         return true;
     }
 
-    /** What {@link #frameAhead} returns when the frame is not all there. */
-    private static final int NOT_THERE = Integer.MIN_VALUE;
-
     /**
-     * The header of the frame at the inbound buffer's position, once it is there: a data frame's
-     * length (its header buffered), MOVED, END, another type, or CONTROL with the whole control
-     * frame buffered. NOT_THERE at TCP's end, or, without {@code block}, when it is not all there
-     * yet.
+     * Whether the frame at the inbound buffer's position is there: its header, and for a control
+     * frame the whole frame (its length checked). False at TCP's end, or, without {@code block},
+     * when it is not all there yet. (A boolean, not a header value: a peer may send any int.)
      */
-    private int frameAhead(boolean block) throws IOException {
+    private boolean frameThere(boolean block) throws IOException {
         if (!fill(Integer.BYTES, block)) {
-            return NOT_THERE;
+            return false;
         }
-        int header = inbound.getInt(inbound.position());
-        if (header != CONTROL) {
-            return header;
+        if (frameHeader() != CONTROL) {
+            return true;
         }
         if (!fill(2 * Integer.BYTES, block)) {
-            return NOT_THERE;
+            return false;
         }
         int length = inbound.getInt(inbound.position() + Integer.BYTES);
         if (length < 0 || length > MAX_CONTROL) {
             throw new SocketException(peerName() + " sent a control frame of " + length + " bytes");
         }
-        return fill(2 * Integer.BYTES + length, block) ? CONTROL : NOT_THERE;
+        return fill(2 * Integer.BYTES + length, block);
     }
 
-    /** The message of the control frame {@link #frameAhead} found whole, taken from the buffer. */
+    /** The header of the frame {@link #frameThere} found: a data frame's length, or its type. */
+    private int frameHeader() {
+        return inbound.getInt(inbound.position());
+    }
+
+    /** The message of the control frame {@link #frameThere} found whole, taken from the buffer. */
     private byte[] takeControl() {
         int length = inbound.getInt(inbound.position() + Integer.BYTES);
         inbound.position(inbound.position() + 2 * Integer.BYTES);
@@ -708,10 +708,12 @@ final class TcpFirstChannel implements Channel {
             long deadline = System.nanoTime() + LINGER_MILLIS * 1_000_000L;
             try {
                 while (!tcpEnded && System.nanoTime() - deadline < 0 && dataLeft == 0) {
-                    int header = frameAhead(false);
-                    if (header == NOT_THERE) {
+                    if (!frameThere(false)) {
                         Thread.sleep(1);
-                    } else if (header == MOVED || header == END) {
+                        continue;
+                    }
+                    int header = frameHeader();
+                    if (header == MOVED || header == END) {
                         inbound.getInt();
                     } else if (header == CONTROL) {
                         takeControl(); // dropped: the upgrade is over

@@ -264,30 +264,53 @@ class TcpFirstConnectionTest {
     /** A server that dies on TCP (its kernel sends FIN, without END) is a broken connection, as on the channels. */
     @Test
     void aServerThatEndsItsTcpWithoutEndIsAResetNotAnEndOfStream() throws Exception {
-        SocketException e = assertThrows(SocketException.class, () -> readAfterAServerThat(false));
-        assertTrue(e.getMessage().startsWith("connection reset"), e.getMessage());
+        assertReadFails("connection reset");
     }
 
     @Test
     void aServerThatClosesInOrderIsAnEndOfStream() throws Exception {
-        assertEquals(-1, readAfterAServerThat(true));
+        assertEquals(-1, readAfterAServerThatSends(TcpFirstChannel.END));
+    }
+
+    /** Any int may come as a header, the one a reader uses internally for "not there" as well. */
+    @Test
+    void aFrameOfAnUnknownTypeFailsTheRead() throws Exception {
+        assertReadFails("sent a frame of type " + Integer.MIN_VALUE, Integer.MIN_VALUE);
+        assertReadFails("sent a frame of type -4", -4);
+    }
+
+    @Test
+    void aControlFrameTooLongFailsTheRead() throws Exception {
+        assertReadFails("sent a control frame of " + (TcpFirstChannel.MAX_CONTROL + 1) + " bytes",
+                TcpFirstChannel.CONTROL, TcpFirstChannel.MAX_CONTROL + 1);
+    }
+
+    /** Ended in the middle of a control frame, as in the middle of a header: broken, not ended. */
+    @Test
+    void aServerThatEndsItsTcpInsideAControlFrameIsAReset() throws Exception {
+        assertReadFails("connection reset", TcpFirstChannel.CONTROL, 100);
+    }
+
+    private void assertReadFails(String message, int... after) {
+        SocketException e = assertThrows(SocketException.class, () -> readAfterAServerThatSends(after));
+        assertTrue(e.getMessage().contains(message), e.getMessage());
     }
 
     /**
      * Plays a TCP-first server by hand: reads the client's start, answers, sends a data frame of
-     * 3 bytes, END if {@code closesInOrder}, and its FIN; returns what the client's read after the
-     * 3 bytes gives.
+     * 3 bytes, then the ints {@code after} (an END, a header...) and its FIN; returns what the
+     * client's read after the 3 bytes gives.
      */
-    private int readAfterAServerThat(boolean closesInOrder) throws Exception {
+    private int readAfterAServerThatSends(int... after) throws Exception {
         upgradingAfter(60_000);
         try (ServerSocket plain = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
             CompletableFuture<Void> server = CompletableFuture.runAsync(() -> {
                 try (Socket s = plain.accept()) {
                     new DataInputStream(s.getInputStream()).readFully(new byte[BootstrapProtocol.START_BYTES + 4]);
-                    ByteBuffer said = ByteBuffer.allocate(24).putInt(BootstrapProtocol.MAGIC)
+                    ByteBuffer said = ByteBuffer.allocate(15 + 4 * after.length).putInt(BootstrapProtocol.MAGIC)
                             .putInt(BootstrapProtocol.VERSION).putInt(3).put("abc".getBytes());
-                    if (closesInOrder) {
-                        said.putInt(TcpFirstChannel.END);
+                    for (int value : after) {
+                        said.putInt(value);
                     }
                     s.getOutputStream().write(said.array(), 0, said.position());
                     s.shutdownOutput();
