@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * that a connection that waits once or never (a connection per request: connect, one answer,
  * close) opens and closes no selector of its own. A selector of its own costs seven system calls
  * to open and three to close (an epoll instance, its wake-up eventfd and their registrations):
- * with one lent instead, a TCP-first connect + 1-byte echo + close took 80-86 us instead of
- * 89-111 (connectrate, free placement, medians of 1000). A connection that waits again opens its
+ * with one lent instead, a TCP-first connect + 1-byte echo + close took 81-88 us instead of
+ * 95-110 (connectrate, free placement, medians of 1000). A connection that waits again opens its
  * own, as before, so a long-lived one pays no register and deregister per wait.
  *
  * <p>Only one is kept: a borrower that finds none opens one, and one given back while another
