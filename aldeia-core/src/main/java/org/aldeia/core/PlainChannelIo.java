@@ -43,6 +43,7 @@ final class PlainChannelIo implements Closeable {
     PlainChannelIo(SocketChannel channel) throws IOException {
         this.channel = channel;
         channel.configureBlocking(false);
+        SpareSelector.prepare();
     }
 
     /**

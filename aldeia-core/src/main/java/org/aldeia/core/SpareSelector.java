@@ -2,6 +2,7 @@ package org.aldeia.core;
 
 import java.io.IOException;
 import java.nio.channels.Selector;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -14,14 +15,28 @@ import java.util.concurrent.atomic.AtomicReference;
  * own, as before, so a long-lived one pays no register and deregister per wait.
  *
  * <p>Only one is kept: a borrower that finds none opens one, and one given back while another
- * is kept is closed. So the JVM holds at most this selector's two descriptors beyond its
- * connections', from its first plain connection on, however many threads wait at once.
+ * is kept is closed. The first plain channel makes it ({@link #prepare}), whether or not it ever
+ * waits, so the JVM holds this selector's two descriptors from its first plain connection on
+ * and no more however many threads wait at once: counts taken after a first connection (the
+ * soak's, the hostile crowd's) stay put.
  */
 final class SpareSelector {
 
     private static final AtomicReference<Selector> SPARE = new AtomicReference<>();
+    private static final AtomicBoolean PREPARED = new AtomicBoolean();
 
     private SpareSelector() {
+    }
+
+    /** Makes the spare, once per JVM (a failure leaves it to the first borrower). */
+    static void prepare() {
+        if (PREPARED.compareAndSet(false, true)) {
+            try {
+                giveBack(Selector.open());
+            } catch (IOException e) {
+                // the first wait opens one, or reports why it cannot
+            }
+        }
     }
 
     /** The spare selector, or a new one when another thread has it; nothing is registered with it. */
