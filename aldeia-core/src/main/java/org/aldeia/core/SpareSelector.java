@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Only one is kept: a borrower that finds none opens one, and one given back while another
  * is kept is closed. The first plain channel makes it ({@link #prepare}), whether or not it ever
- * waits, so the JVM holds this selector's two descriptors from its first plain connection on
- * and no more however many threads wait at once: counts taken after a first connection (the
- * soak's, the hostile crowd's) stay put.
+ * waits, so the JVM holds this selector's two descriptors from its first plain connection on;
+ * threads waiting at once open more for the time of their waits only. Counts taken after a
+ * first connection, between waits (the soak's, the hostile crowd's), stay put.
  */
 final class SpareSelector {
 
