@@ -5,7 +5,7 @@ import java.lang.instrument.Instrumentation;
 import java.nio.file.Path;
 
 import org.aldeia.core.Aldeia;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 
 /**
  * The Java agent that puts an unchanged application on Aldeia:

@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfigurationException;
+import org.aldeia.core.config.SocketRules;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

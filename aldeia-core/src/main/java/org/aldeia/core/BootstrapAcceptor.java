@@ -25,6 +25,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

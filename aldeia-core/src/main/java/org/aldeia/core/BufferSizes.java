@@ -1,6 +1,7 @@
 package org.aldeia.core;
 
 import java.util.Optional;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.EndpointSizes;
 
 /**

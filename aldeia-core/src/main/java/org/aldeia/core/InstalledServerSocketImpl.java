@@ -16,6 +16,8 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.aldeia.core.config.SocketRule;
+import org.aldeia.core.config.SocketRules;
 import org.aldeia.core.spi.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

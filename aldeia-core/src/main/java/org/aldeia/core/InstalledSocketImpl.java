@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.aldeia.core.config.SocketRule;
+import org.aldeia.core.config.SocketRules;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -3,6 +3,7 @@ package org.aldeia.core;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.SocketException;
+import org.aldeia.core.config.AldeiaConfigurationException;
 import org.aldeia.core.spi.NativeLibraryMissing;
 
 /**

@@ -14,6 +14,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfigurationException;
+import org.aldeia.core.config.ConfigurationFixtures;
+import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.EndpointSizes;
@@ -171,8 +175,7 @@ class AldeiaEnvironmentTest {
     @Test
     void theAutomaticChoiceAsksWithTheConfigurationSoThatAConfiguredAdapterCounts() throws IOException {
         FakeProvider vapi = new FakeProvider("SOCKET_VAPI", false, null);
-        AldeiaConfiguration config = AldeiaConfiguration.of("test", Map.of(ConfigurationKey.MTU, 2048),
-                SocketRules.defaults());
+        AldeiaConfiguration config = ConfigurationFixtures.configuration("test", Map.of(ConfigurationKey.MTU, 2048));
         environment(config, vapi, new FakeProvider("SOCKET_DECK", true, null)).transport();
         assertSame(config, vapi.askedWith);
     }
@@ -225,7 +228,7 @@ class AldeiaEnvironmentTest {
 
     @Test
     void configurationErrorReachesTheFirstSocketUnchanged() {
-        AldeiaConfigurationException bad = new AldeiaConfigurationException("aldeia.conf", 3, "mtu", "'abc' is not a number");
+        AldeiaConfigurationException bad = ConfigurationFixtures.error("aldeia.conf", 3, "mtu", "'abc' is not a number");
         AldeiaEnvironment env = new AldeiaEnvironment(() -> {
             throw bad;
         }, List::of, false);

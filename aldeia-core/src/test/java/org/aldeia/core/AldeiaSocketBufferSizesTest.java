@@ -13,6 +13,7 @@ import java.net.StandardSocketOptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.TestEnvironments.Pair;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.memory.InMemoryTransport;
 import org.aldeia.core.spi.EndpointSizes;
 import org.junit.jupiter.api.AfterEach;
@@ -24,8 +25,8 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class AldeiaSocketBufferSizesTest {
 
-    private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
-    private static final int BUFFERS = (int) ConfigurationKey.RECEIVE_BUFFERS.defaultValue();
+    private static final int WINDOW = AldeiaConfiguration.defaults().receiveWindow();
+    private static final int BUFFERS = AldeiaConfiguration.defaults().receiveBuffers();
 
     /** java.net's value before anything is set, which an unconnected Aldeia socket reports too. */
     private static final int STORED_DEFAULT = 64 * 1024;

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransport;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.aldeia.core.spi.PeerKeys;

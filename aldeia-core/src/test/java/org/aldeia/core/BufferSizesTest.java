@@ -3,6 +3,8 @@ package org.aldeia.core;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.util.Optional;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.spi.EndpointSizes;
 import org.junit.jupiter.api.Test;
 
@@ -14,8 +16,8 @@ class BufferSizesTest {
         return BufferSizes.choose(configuration, Optional.ofNullable(sendBuffer), Optional.ofNullable(receiveBuffer));
     }
 
-    private static final int WINDOW = (int) ConfigurationKey.RECEIVE_WINDOW.defaultValue();
-    private static final int BUFFERS = (int) ConfigurationKey.RECEIVE_BUFFERS.defaultValue();
+    private static final int WINDOW = AldeiaConfiguration.defaults().receiveWindow();
+    private static final int BUFFERS = AldeiaConfiguration.defaults().receiveBuffers();
 
     @Test
     void unsetOptionsMeanTheConfigurationsSizes() {

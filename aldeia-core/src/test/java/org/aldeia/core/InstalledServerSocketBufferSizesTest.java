@@ -12,6 +12,8 @@ import java.net.Socket;
 import java.net.StandardSocketOptions;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.SocketRules;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -78,7 +80,7 @@ class InstalledServerSocketBufferSizesTest extends InMemoryEnvironmentTest {
         try (InstalledServer server = new InstalledServer()) {
             server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
             try (Socket accepted = acceptAldeiaClient(server)) {
-                assertEquals((int) ConfigurationKey.RECEIVE_WINDOW.defaultValue(), accepted.getReceiveBufferSize());
+                assertEquals(AldeiaConfiguration.defaults().receiveWindow(), accepted.getReceiveBufferSize());
             }
         }
     }

@@ -11,6 +11,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketException;
 import java.util.List;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;

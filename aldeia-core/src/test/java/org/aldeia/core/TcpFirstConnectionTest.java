@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.aldeia.core.TestEnvironments.Pair;
+import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

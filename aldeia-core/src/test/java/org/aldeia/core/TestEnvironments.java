@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.ConfigurationFixtures;
+import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransportProvider;
 
 /** Environments over the in-memory test transport, and connected socket pairs on loopback. */
@@ -35,7 +38,7 @@ final class TestEnvironments {
                 ConfigurationKey.MTU, MTU, ConfigurationKey.DECK_TRANSPORT, "tcp",
                 ConfigurationKey.SEND_REGION_SIZE, SEND_REGION, ConfigurationKey.UPGRADE_AFTER, 0));
         values.putAll(more);
-        return AldeiaConfiguration.of("test", values, SocketRules.defaults());
+        return ConfigurationFixtures.configuration("test", values);
     }
 
     static AldeiaEnvironment inMemory() {

@@ -1,7 +1,8 @@
 package org.aldeia.microvapi;
 
-import org.aldeia.core.AldeiaConfiguration;
-import org.aldeia.core.DeckSciThresholds;
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.DeckSciThresholds;
+
 
 /**
  * The adapter name MicroVAPI is opened with. Real VAPI took the adapter's name; MicroVAPI reads

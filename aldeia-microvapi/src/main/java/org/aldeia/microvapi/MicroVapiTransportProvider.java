@@ -1,7 +1,7 @@
 package org.aldeia.microvapi;
 
 import java.io.IOException;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.NativeLibraryMissing;
 import org.aldeia.core.spi.Transport;
 import org.aldeia.core.spi.TransportProvider;

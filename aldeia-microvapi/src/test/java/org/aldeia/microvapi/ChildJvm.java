@@ -37,9 +37,9 @@ public final class ChildJvm implements AutoCloseable {
     /** Starts {@code mainClass}; its stderr goes to target/child-jvms/, kept for a failure's post-mortem. */
     /** JVM options that give a child this JVM's configuration file, if it has one. */
     public static List<String> thisJvmsConfiguration() {
-        String configuration = System.getProperty(org.aldeia.core.AldeiaConfiguration.PROPERTY);
+        String configuration = System.getProperty(org.aldeia.core.config.AldeiaConfiguration.PROPERTY);
         return configuration == null ? new ArrayList<>()
-                : new ArrayList<>(List.of("-D" + org.aldeia.core.AldeiaConfiguration.PROPERTY + "=" + configuration));
+                : new ArrayList<>(List.of("-D" + org.aldeia.core.config.AldeiaConfiguration.PROPERTY + "=" + configuration));
     }
 
     public static ChildJvm start(List<String> jvmOptions, Class<?> mainClass, String... args) throws IOException {

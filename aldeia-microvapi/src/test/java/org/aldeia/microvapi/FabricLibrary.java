@@ -1,9 +1,10 @@
 package org.aldeia.microvapi;
 
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfigurationException;
+
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import org.aldeia.core.AldeiaConfiguration;
-import org.aldeia.core.AldeiaConfigurationException;
 
 /**
  * Whether this build has the fabric route's library: native-c builds libaldeiafabric.so only

@@ -2,7 +2,7 @@ package org.aldeia.microvapi;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 
 /**
  * Waits until a connection that started on TCP (upgrade_after, the default) has moved to its

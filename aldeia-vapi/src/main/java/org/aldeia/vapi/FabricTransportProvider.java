@@ -2,7 +2,7 @@ package org.aldeia.vapi;
 
 import com.sun.jna.NativeLibrary;
 import java.io.IOException;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.NativeLibraryMissing;
 import org.aldeia.core.spi.Transport;
 import org.aldeia.core.spi.TransportProvider;

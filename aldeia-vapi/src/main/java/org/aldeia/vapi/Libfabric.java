@@ -5,7 +5,7 @@ import com.sun.jna.NativeLibrary;
 import com.sun.jna.Platform;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.NativeLibraryMissing;
 
 /**

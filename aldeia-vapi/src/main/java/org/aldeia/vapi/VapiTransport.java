@@ -4,7 +4,7 @@ import com.sun.jna.Memory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.function.IntSupplier;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.EndpointSizes;
 import org.aldeia.core.spi.Transport;

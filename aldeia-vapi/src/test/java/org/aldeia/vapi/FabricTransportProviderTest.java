@@ -8,7 +8,7 @@ import static org.mockito.Mockito.when;
 
 import java.util.Optional;
 import java.util.ServiceLoader;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.NativeLibraryMissing;
 import org.aldeia.core.spi.TransportProvider;
 import org.junit.jupiter.api.Test;

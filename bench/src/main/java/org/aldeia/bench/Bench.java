@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
+import org.aldeia.core.config.AldeiaConfiguration;
 
-import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.deck.DeckLauncher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

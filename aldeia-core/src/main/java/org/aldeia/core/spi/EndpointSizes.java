@@ -1,6 +1,7 @@
 package org.aldeia.core.spi;
 
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
+
 
 /**
  * The memory of one connection, decided when it is established: the bytes of its registered

@@ -1,7 +1,7 @@
 package org.aldeia.core.spi;
 
 import java.io.IOException;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 
 /**
  * A way for Aldeia sockets to move bytes: found with {@link java.util.ServiceLoader} by its

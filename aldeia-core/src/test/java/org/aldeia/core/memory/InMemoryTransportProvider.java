@@ -1,6 +1,6 @@
 package org.aldeia.core.memory;
 
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Transport;
 import org.aldeia.core.spi.TransportProvider;
 

@@ -11,7 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.deck.DeckLauncher;
 import org.aldeia.microvapi.TestLoopback;
 

@@ -16,7 +16,7 @@ import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import org.aldeia.core.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.microvapi.MovedOffTcp;
 import org.aldeia.microvapi.TestLoopback;
 import org.junit.jupiter.api.AfterAll;

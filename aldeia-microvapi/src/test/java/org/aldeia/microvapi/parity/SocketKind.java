@@ -6,9 +6,9 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import org.aldeia.core.Aldeia;
-import org.aldeia.core.AldeiaConfiguration;
 import org.aldeia.core.AldeiaServerSocket;
 import org.aldeia.core.AldeiaSocket;
+import org.aldeia.core.config.AldeiaConfiguration;
 
 /**
  * The implementation of java.net's socket API a run of {@link SocketContractTest} checks: the

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.config;
 
 import java.io.IOException;
 import java.math.BigInteger;

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.config;
 
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.aldeia.core.Aldeia;
 
 /**
  * Which sockets of a JVM where Aldeia is installed ({@link Aldeia#install()}) use Aldeia and

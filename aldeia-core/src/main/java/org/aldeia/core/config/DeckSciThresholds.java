@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.config;
 
 /**
  * The sizes that steer DECK's shared-segment (sci) transport (seeds/000 ch. 6): messages up to

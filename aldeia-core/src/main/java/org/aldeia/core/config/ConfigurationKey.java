@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.config;
 
 import java.nio.file.Path;
 import java.util.List;

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.config;
 
 /**
  * The port field of a {@code bind} or {@code connect} rule: {@code *}, {@code N}, {@code N-M} or
