@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import org.aldeia.core.bootstrap.Routes;
 import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Transport;

@@ -12,6 +12,8 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.ServerSocketChannel;
 import java.util.Optional;
 import java.util.Set;
+import org.aldeia.core.bootstrap.Routes;
+import org.aldeia.core.plain.PlainChannelCleaner;
 import org.aldeia.core.spi.Transport;
 
 /**

@@ -16,9 +16,16 @@ import java.nio.channels.SocketChannel;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.bootstrap.AddressText;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
+import org.aldeia.core.bootstrap.ClientBootstrap;
+import org.aldeia.core.bootstrap.Routes;
+import org.aldeia.core.plain.PlainChannelIo;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.Transport;
+import org.aldeia.core.upgrade.PipedUpgrade;
+import org.aldeia.core.upgrade.TcpFirstChannel;
 
 /**
  * A socket whose bytes travel over the Aldeia transport of this JVM (thesis Fig. 4.2): code

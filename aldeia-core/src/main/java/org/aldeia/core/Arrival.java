@@ -6,7 +6,12 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.util.Arrays;
+import org.aldeia.core.bootstrap.AddressText;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
+import org.aldeia.core.bootstrap.ServerBootstrap;
 import org.aldeia.core.spi.Transport;
+import org.aldeia.core.upgrade.TcpFirstChannel;
+import org.aldeia.core.upgrade.UnconfirmedChannel;
 
 /**
  * One TCP connection a server socket took and is preparing for accept ({@link

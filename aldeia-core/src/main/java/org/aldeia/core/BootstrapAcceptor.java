@@ -25,8 +25,14 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
+import org.aldeia.core.bootstrap.Routes;
+import org.aldeia.core.bootstrap.ServerBootstrap;
+import org.aldeia.core.bootstrap.ServerTickets;
 import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.spi.Transport;
+import org.aldeia.core.upgrade.TcpFirstChannel;
+import org.aldeia.core.upgrade.UnconfirmedChannel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

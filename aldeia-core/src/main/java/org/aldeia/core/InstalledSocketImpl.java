@@ -17,8 +17,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.aldeia.core.bootstrap.AddressText;
 import org.aldeia.core.config.SocketRule;
 import org.aldeia.core.config.SocketRules;
+import org.aldeia.core.plain.PlainChannelCleaner;
+import org.aldeia.core.plain.PlainChannelIo;
+import org.aldeia.core.plain.PlainSocketStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

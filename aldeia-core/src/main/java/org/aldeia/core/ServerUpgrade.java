@@ -7,8 +7,14 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
+import org.aldeia.core.bootstrap.Routes;
+import org.aldeia.core.bootstrap.ServerBootstrap;
+import org.aldeia.core.bootstrap.ServerTickets;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Transport;
+import org.aldeia.core.upgrade.PipedUpgrade;
+import org.aldeia.core.upgrade.TcpFirstChannel;
 
 /**
  * The server's side of a TCP-first connection's upgrade, started by the client's first control

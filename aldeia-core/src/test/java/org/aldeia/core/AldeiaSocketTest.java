@@ -30,6 +30,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.aldeia.core.TestEnvironments.Pair;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 

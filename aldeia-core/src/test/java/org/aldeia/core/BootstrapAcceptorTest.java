@@ -17,6 +17,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
+import org.aldeia.core.bootstrap.Routes;
 import org.aldeia.core.memory.InMemoryTransport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.bootstrap.BootstrapKeys;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
 import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransport;
 import org.aldeia.core.memory.InMemoryTransportProvider;

@@ -3,6 +3,7 @@ package org.aldeia.core;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
 
 /**
  * The mutations of {@link SeededFuzzer}: what libFuzzer's mutator does to a byte string without

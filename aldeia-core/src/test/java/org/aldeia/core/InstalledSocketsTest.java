@@ -25,6 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.aldeia.core.bootstrap.BootstrapProtocol;
 import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.config.SocketRules;

@@ -14,6 +14,7 @@ import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.config.ConfigurationFixtures;
 import org.aldeia.core.config.ConfigurationKey;
 import org.aldeia.core.memory.InMemoryTransportProvider;
+import org.aldeia.core.upgrade.UnconfirmedChannel;
 
 /** Environments over the in-memory test transport, and connected socket pairs on loopback. */
 final class TestEnvironments {

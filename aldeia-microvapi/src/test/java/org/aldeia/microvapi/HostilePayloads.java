@@ -9,7 +9,7 @@ import java.util.Random;
 /**
  * What outsiders send ({@link HostileClients}), built from the wire layouts as an outsider
  * would read them in the documentation: the Aldeia bootstrap's
- * (org.aldeia.core.BootstrapProtocol), VAPI connection information (org.aldeia.vapi.ConnectionInfo)
+ * (org.aldeia.core.bootstrap.BootstrapProtocol), VAPI connection information (org.aldeia.vapi.ConnectionInfo)
  * and DECK tcp's frames (native-c/deck/tcp.h).
  */
 final class HostilePayloads {
@@ -22,7 +22,7 @@ final class HostilePayloads {
     private static final int KEY_NONCE_TICKET_PROOF = 4 * 32;
     /**
      * The most a REPLY in CHALLENGE mode can be: start (8), length (4), mode (1), key, nonce and
-     * proof (3 x 32), an identity of at most 64 bytes (org.aldeia.core.BootstrapProtocol).
+     * proof (3 x 32), an identity of at most 64 bytes (org.aldeia.core.bootstrap.BootstrapProtocol).
      */
     static final int MOST_CHALLENGE_BYTES = 8 + 4 + 1 + 3 * 32 + 64;
     private static final int DECK_AUTH1 = 1;

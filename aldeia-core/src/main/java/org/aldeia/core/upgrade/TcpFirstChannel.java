@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.upgrade;
 
 import java.io.IOException;
 import java.net.SocketException;
@@ -8,12 +8,13 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
+import org.aldeia.core.plain.PlainChannelIo;
 import org.aldeia.core.spi.Channel;
 
 /**
  * The channel of a connection that starts on the plain TCP connection its connect made and
  * moves to its route's channel (shared memory, DECK tcp, a fabric) once it has lived
- * {@code upgrade_after} milliseconds ({@link BootstrapProtocol}, "TCP first"). A program that
+ * {@code upgrade_after} milliseconds ({@code BootstrapProtocol}, "TCP first"). A program that
  * opens a connection per request gets TCP's set-up cost and never pays for a queue pair; a
  * connection that lives on moves to the fast path while it carries data.
  *
@@ -34,8 +35,8 @@ import org.aldeia.core.spi.Channel;
  * </pre>
  *
  * (the server's stream starts with its answer, its magic and version). The client starts the
- * upgrade; both sides run the bootstrap of thesis Fig. 4.4 over control frames ({@link
- * ClientBootstrap#upgrade}, {@link ServerUpgrade}, on a {@link PipedUpgrade}); each side's writes move once its channel may be written
+ * upgrade; both sides run the bootstrap of thesis Fig. 4.4 over control frames ({@code
+ * ClientBootstrap#upgrade}, {@code ServerUpgrade}, on a {@link PipedUpgrade}); each side's writes move once its channel may be written
  * (the client after its CONNECTED, the server once it has the client's), by a MOVED; each reader
  * moves when it reads the peer's MOVED. Once both directions moved, the TCP connection is closed.
  * A TCP stream that ends without END or MOVED was broken (the peer's process died): its reader
@@ -45,14 +46,14 @@ import org.aldeia.core.spi.Channel;
  * while none is reading, the upgrade itself ({@link #pump}), which takes only control frames at
  * the front of the stream: data waits for the application, and TCP's flow control holds the peer.
  */
-final class TcpFirstChannel implements Channel {
+public final class TcpFirstChannel implements Channel {
 
     static final int DATA_MAX = Integer.MAX_VALUE;
-    static final int CONTROL = -1;
+    public static final int CONTROL = -1;
     static final int MOVED = -2;
-    static final int END = -3;
+    public static final int END = -3;
     /** A bootstrap message is a few hundred bytes; a HELLO at most about 4.5 KiB. */
-    static final int MAX_CONTROL = 8192;
+    public static final int MAX_CONTROL = 8192;
     /**
      * The inbound buffer's first size: headers and small frames, so that a connection per request
      * allocates little; it grows to what a control frame needs (data frames larger than it are
@@ -69,7 +70,7 @@ final class TcpFirstChannel implements Channel {
     static final long EARLIEST_UPGRADE_NANOS = 500_000;
 
     /** Where the control frames go, and what the connection's reader must wait for at a MOVED. */
-    interface Upgrade {
+    public interface Upgrade {
         /** A control frame arrived (on the reader's thread: must not block). */
         void control(byte[] message) throws IOException;
 
@@ -85,7 +86,7 @@ final class TcpFirstChannel implements Channel {
 
     /** Makes the upgrade of a connection (server side: at the client's first control frame). */
     @FunctionalInterface
-    interface UpgradeStarter {
+    public interface UpgradeStarter {
         Upgrade start(TcpFirstChannel connection) throws IOException;
     }
 
@@ -154,7 +155,7 @@ final class TcpFirstChannel implements Channel {
      * {@code start} now; its first frame is preceded by the server's {@code answer};
      * {@code starter} makes the upgrade at the first read or write after {@code upgradeAfterNanos}.
      */
-    static TcpFirstChannel client(SocketChannel tcp, PlainChannelIo io, Supplier<String> serverName, byte[] start,
+    public static TcpFirstChannel client(SocketChannel tcp, PlainChannelIo io, Supplier<String> serverName, byte[] start,
             byte[] answer, long upgradeAfterNanos, UpgradeStarter starter) throws IOException {
         TcpFirstChannel channel = new TcpFirstChannel(tcp, io, serverName, answer, null, starter,
                 System.nanoTime() + upgradeAfterNanos);
@@ -167,13 +168,13 @@ final class TcpFirstChannel implements Channel {
      * {@code answer} in front of its first frame; {@code starter} makes the upgrade when the
      * client's first control frame comes.
      */
-    static TcpFirstChannel server(SocketChannel tcp, Supplier<String> clientName, byte[] answer, UpgradeStarter starter)
+    public static TcpFirstChannel server(SocketChannel tcp, Supplier<String> clientName, byte[] answer, UpgradeStarter starter)
             throws IOException {
         return new TcpFirstChannel(tcp, new PlainChannelIo(tcp), clientName, null, answer, starter, 0);
     }
 
     /** The peer's name, for the upgrade's messages and this channel's. */
-    String peerName() {
+    public String peerName() {
         String name = peerName; // made at most a few times when threads race: each the same
         if (name == null) {
             name = peerNaming.get();
@@ -241,12 +242,12 @@ final class TcpFirstChannel implements Channel {
     }
 
     /** Whether writes go to the upgraded channel now (for tests). */
-    boolean writesMoved() {
+    public boolean writesMoved() {
         return writeChannel != null;
     }
 
     /** Whether reads come from the upgraded channel now (for tests). */
-    boolean readsMoved() {
+    public boolean readsMoved() {
         return readChannel != null;
     }
 

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.plain;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,18 +16,18 @@ import java.util.Objects;
  * channel reports a closed or shut down socket with ClosedChannelException and a reset or
  * broken connection with a bare IOException; java.net reports every one of them with
  * SocketException (timeouts stay SocketTimeoutException). The input stream first delivers the
- * bytes a server read to tell a plain client from an Aldeia one ({@link BootstrapAcceptor}).
+ * bytes a server read to tell a plain client from an Aldeia one (the acceptor of org.aldeia.core).
  */
-final class PlainSocketStreams {
+public final class PlainSocketStreams {
 
     private PlainSocketStreams() {}
 
-    static InputStream input(Socket socket, PlainChannelIo io, byte[] firstBytes) throws IOException {
+    public static InputStream input(Socket socket, PlainChannelIo io, byte[] firstBytes) throws IOException {
         // The socket's own stream cannot read a channel in non-blocking mode, but it can count.
         return new Input(socket, io, socket.getInputStream(), firstBytes);
     }
 
-    static OutputStream output(Socket socket, PlainChannelIo io) {
+    public static OutputStream output(Socket socket, PlainChannelIo io) {
         return new Output(socket, io);
     }
 

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.upgrade;
 
 import java.io.IOException;
 import java.net.SocketException;
@@ -7,7 +7,7 @@ import org.aldeia.core.spi.Channel;
 
 /**
  * The channel of a connection that accept() returned before the client's CONNECTED came in
- * ({@link BootstrapAcceptor}): our endpoint is connected, so whatever the client sends is
+ * ({@code BootstrapAcceptor}): our endpoint is connected, so whatever the client sends is
  * received, but the client's endpoint may not admit our messages yet (it connects once it has
  * our INFO), so everything that sends waits until the client confirmed. The client confirms
  * with its CONNECTED on the bootstrap connection ({@link #confirm}), and also with any byte it
@@ -23,7 +23,7 @@ import org.aldeia.core.spi.Channel;
  * read for ever. The closer does not wait for it (closing a server socket closes the
  * connections accept has not taken, each of which may be waiting).
  */
-final class UnconfirmedChannel implements Channel {
+public final class UnconfirmedChannel implements Channel {
 
     private final Channel channel;
     private final String clientName;
@@ -35,13 +35,13 @@ final class UnconfirmedChannel implements Channel {
     /** close() or abort() came before the confirmation: done when it comes (under the lock). */
     private Runnable pendingClose;
 
-    UnconfirmedChannel(Channel channel, String clientName) {
+    public UnconfirmedChannel(Channel channel, String clientName) {
         this.channel = channel;
         this.clientName = clientName;
     }
 
     /** The client's endpoint admits ours: sends go ahead, and a close that was asked for is done. */
-    void confirm() {
+    public void confirm() {
         if (confirmed) {
             return;
         }
@@ -61,7 +61,7 @@ final class UnconfirmedChannel implements Channel {
     }
 
     /** The client will never confirm: the connection fails (a no-op once it confirmed). */
-    void fail(Throwable why) {
+    public void fail(Throwable why) {
         synchronized (lock) {
             if (confirmed || failure != null) {
                 return;

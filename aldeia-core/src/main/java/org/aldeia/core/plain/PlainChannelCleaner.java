@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.plain;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -9,10 +9,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Closes the plain TCP channels (and listeners) of sockets and server sockets dropped without
  * close, as the JDK's own sockets are closed once unreachable. Its thread is not
- * {@link ChannelRelease}'s: closing an Aldeia channel may wait for its peer to take the data,
+ * {@code org.aldeia.core.ChannelRelease}'s: closing an Aldeia channel may wait for its peer to take the data,
  * and that must not keep plain channels from being closed.
  */
-final class PlainChannelCleaner {
+public final class PlainChannelCleaner {
 
     private static final Logger LOG = LoggerFactory.getLogger(PlainChannelCleaner.class);
 
@@ -28,7 +28,7 @@ final class PlainChannelCleaner {
      * Closes {@code resource} once {@code owner} is unreachable. The resource must not refer to
      * the owner, or the owner would never be.
      */
-    static void closeWhenUnreachable(Object owner, Closeable resource) {
+    public static void closeWhenUnreachable(Object owner, Closeable resource) {
         CLEANER.register(owner, () -> {
             try {
                 resource.close();

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -17,6 +17,7 @@ import java.util.Arrays;
 import org.aldeia.core.spi.Channel;
 import org.aldeia.core.spi.Endpoint;
 import org.aldeia.core.spi.Transport;
+import org.aldeia.core.upgrade.TcpFirstChannel;
 
 /**
  * The client side of the bootstrap ({@link BootstrapProtocol}), in the connecting thread, over
@@ -26,7 +27,7 @@ import org.aldeia.core.spi.Transport;
  * information and next ticket (vouched for by the pair's key), connects its endpoint, waits for
  * the server's to be connected and confirms. Every wait is bounded.
  */
-final class ClientBootstrap {
+public final class ClientBootstrap {
 
     private final InetSocketAddress server;
     private final String peerName;
@@ -54,7 +55,7 @@ final class ClientBootstrap {
 
     /** Makes the endpoint of this connection on another route, when the server refused the first. */
     @FunctionalInterface
-    interface EndpointMaker {
+    public interface EndpointMaker {
         Endpoint create(Transport transport) throws IOException;
     }
 
@@ -69,7 +70,7 @@ final class ClientBootstrap {
      * @return the connected channel
      * @throws IOException naming the server and the step that failed
      */
-    static Channel connect(SocketChannel bootstrap, Routes routes, Transport transport, Endpoint endpoint,
+    public static Channel connect(SocketChannel bootstrap, Routes routes, Transport transport, Endpoint endpoint,
             EndpointMaker maker, int timeoutMillis) throws IOException {
         ClientBootstrap client;
         try {
@@ -86,7 +87,7 @@ final class ClientBootstrap {
      * {@code in} gives the server's messages (its reads time out after {@code timeoutMillis}), a
      * flush of {@code out} sends one.
      */
-    static Channel upgrade(InetSocketAddress server, InputStream in, OutputStream out, Routes routes,
+    public static Channel upgrade(InetSocketAddress server, InputStream in, OutputStream out, Routes routes,
             Transport transport, Endpoint endpoint, EndpointMaker maker, int timeoutMillis) throws IOException {
         return new ClientBootstrap(server, in, out, timeoutMillis).run(routes, transport, endpoint, maker);
     }

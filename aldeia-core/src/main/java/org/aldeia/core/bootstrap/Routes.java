@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * answer is not authenticated (nothing is agreed yet): a man in the middle can make the two
  * ends take the fallback route, which is as authenticated as the other, only slower.
  */
-final class Routes implements Closeable {
+public final class Routes implements Closeable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Routes.class);
     /** Servers whose refusals are remembered, and peers whose route was logged: bounded, oldest out. */
@@ -49,11 +49,11 @@ final class Routes implements Closeable {
     }
 
     /** The routes of {@code transports}, in order of preference between hosts; the last serves this host. */
-    static Routes of(List<Transport> transports) {
+    public static Routes of(List<Transport> transports) {
         return new Routes(transports);
     }
 
-    static Routes of(Transport transport) {
+    public static Routes of(Transport transport) {
         return new Routes(List.of(transport));
     }
 
@@ -69,17 +69,17 @@ final class Routes implements Closeable {
     }
 
     /** The most preferred transport (the only one unless routes are chosen per peer). */
-    Transport primary() {
+    public Transport primary() {
         return transports.get(0);
     }
 
     /** The routes' names, in order of preference. */
-    List<String> names() {
+    public List<String> names() {
         return transports.stream().map(Transport::route).toList();
     }
 
     /** One line for the log: the transports and, when there are several, which peers each serves. */
-    String description() {
+    public String description() {
         if (transports.size() == 1) {
             return primary().description();
         }
@@ -96,7 +96,7 @@ final class Routes implements Closeable {
     }
 
     /** The transport a client offers {@code server} first. */
-    Transport toward(InetSocketAddress server) {
+    public Transport toward(InetSocketAddress server) {
         if (transports.size() == 1) {
             return primary();
         }
@@ -119,7 +119,7 @@ final class Routes implements Closeable {
      *
      * @throws IOException if the two processes have no route in common
      */
-    Transport afterRefusal(InetSocketAddress server, String route, List<String> serverRoutes) throws IOException {
+    public Transport afterRefusal(InetSocketAddress server, String route, List<String> serverRoutes) throws IOException {
         refused.put(server, route);
         for (Transport t : transports) {
             if (!t.route().equals(route) && serverRoutes.contains(t.route())) {
@@ -131,7 +131,7 @@ final class Routes implements Closeable {
     }
 
     /** The transport of the route a client's HELLO names; null if this process has not that route. */
-    Transport named(String route, InetAddress client) {
+    public Transport named(String route, InetAddress client) {
         for (Transport t : transports) {
             if (t.route().equals(route)) {
                 return transports.size() == 1 ? t : logged(client, t, "the route the client offered");

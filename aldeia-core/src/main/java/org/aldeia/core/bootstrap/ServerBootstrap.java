@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -12,11 +12,11 @@ import org.aldeia.core.spi.Transport;
 /**
  * The server side of the bootstrap ({@link BootstrapProtocol}) for one client whose HELLO has
  * arrived: the steps that cost something, each called once, in order. The bytes are read and
- * written by {@link BootstrapAcceptor}'s selector; {@link #prove}, {@link #create} and
+ * written by {@code BootstrapAcceptor}'s selector; {@link #prove}, {@link #create} and
  * {@link #connect} run on its workers. A client that has not proved itself costs a key agreement
  * and nothing else: the endpoint is created only once its proof (or its ticket's) was right.
  */
-final class ServerBootstrap {
+public final class ServerBootstrap {
 
     private final String peerName;
     private final ServerTickets tickets;
@@ -29,7 +29,7 @@ final class ServerBootstrap {
     private Endpoint endpoint;
     private Channel channel;
 
-    ServerBootstrap(String peerName, ServerTickets tickets) {
+    public ServerBootstrap(String peerName, ServerTickets tickets) {
         this.peerName = peerName;
         this.tickets = tickets;
     }
@@ -41,7 +41,7 @@ final class ServerBootstrap {
      * client gets the challenge ({@link #prove}). Only for a pair whose key the transport knows
      * already (a few HMACs, no key agreement).
      */
-    boolean resume(Transport transport, byte[] helloBody) throws IOException {
+    public boolean resume(Transport transport, byte[] helloBody) throws IOException {
         byte[] ticket = BootstrapProtocol.ticket(helloBody);
         if (!tickets.valid(ticket, BootstrapProtocol.publicKey(helloBody))) {
             return false;
@@ -60,7 +60,7 @@ final class ServerBootstrap {
      *
      * @param helloBody the client's HELLO after its length, of a valid length
      */
-    ByteBuffer prove(Transport transport, byte[] helloBody) throws IOException {
+    public ByteBuffer prove(Transport transport, byte[] helloBody) throws IOException {
         takePairKey(transport, helloBody);
         return reply(transport, helloBody, BootstrapProtocol.CHALLENGE);
     }
@@ -82,7 +82,7 @@ final class ServerBootstrap {
     }
 
     /** Checks the client's proof: it holds the pair's key, so it is the process it claims to be. */
-    void checkProof(byte[] proof) throws IOException {
+    public void checkProof(byte[] proof) throws IOException {
         if (!BootstrapKeys.verify(key, BootstrapKeys.CLIENT, transcript, proof)) {
             throw new IOException(peerName + " failed to prove it holds the key of the process it claims to be");
         }
@@ -96,7 +96,7 @@ final class ServerBootstrap {
      * @param localAddress where the client's connection arrived: a listener the client needs is
      *     opened there
      */
-    ByteBuffer create(Transport transport, int socketId, EndpointSizes sizes, InetAddress localAddress)
+    public ByteBuffer create(Transport transport, int socketId, EndpointSizes sizes, InetAddress localAddress)
             throws IOException {
         endpoint = transport.createEndpoint(socketId, sizes);
         byte[] info = endpoint.localInfo(clientInfo, localAddress), ticket = tickets.issue(clientPublicKey);
@@ -111,12 +111,12 @@ final class ServerBootstrap {
      * After {@link #create}: whether the endpoint connects without the client's help
      * ({@link Endpoint#connectsBeforeAnswer}).
      */
-    boolean connectsBeforeAnswer() {
+    public boolean connectsBeforeAnswer() {
         return endpoint.connectsBeforeAnswer();
     }
 
     /** Connects the endpoint to the client's (step 4); the transport admits the client with the pair key. */
-    void connect(InetAddress peer) throws IOException {
+    public void connect(InetAddress peer) throws IOException {
         Endpoint connecting = endpoint;
         endpoint = null;
         try {
@@ -128,14 +128,14 @@ final class ServerBootstrap {
     }
 
     /** The connected channel, once {@link #connect} returned; from now on the caller's. */
-    Channel takeChannel() {
+    public Channel takeChannel() {
         Channel taken = channel;
         channel = null;
         return taken;
     }
 
     /** Releases the endpoint, or the channel it became, after a failure. */
-    void abandon() {
+    public void abandon() {
         if (channel != null) {
             closeQuietly(channel);
             channel = null;

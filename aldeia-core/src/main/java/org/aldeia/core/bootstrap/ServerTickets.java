@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
@@ -14,10 +14,10 @@ import java.util.function.LongSupplier;
  * {@link #MAX_TICKETS} are kept, the oldest dropped first: a dropped ticket costs its client the
  * challenge round trip and nothing else. Thread-safe: the selector takes, the workers issue.
  */
-final class ServerTickets {
+public final class ServerTickets {
 
-    static final int MAX_TICKETS = 4096;
-    static final long LIFETIME_NANOS = TimeUnit.MINUTES.toNanos(10);
+    public static final int MAX_TICKETS = 4096;
+    public static final long LIFETIME_NANOS = TimeUnit.MINUTES.toNanos(10);
 
     private record Issued(byte[] clientPublicKey, long nanos) {}
 
@@ -25,17 +25,17 @@ final class ServerTickets {
     private final Map<ByteBuffer, Issued> issued = new LinkedHashMap<>();
     private final LongSupplier clock;
 
-    ServerTickets() {
+    public ServerTickets() {
         this(System::nanoTime);
     }
 
     /** @param clock nanoTime, or a test's */
-    ServerTickets(LongSupplier clock) {
+    public ServerTickets(LongSupplier clock) {
         this.clock = clock;
     }
 
     /** A fresh ticket for the client with {@code clientPublicKey}. */
-    synchronized byte[] issue(byte[] clientPublicKey) {
+    public synchronized byte[] issue(byte[] clientPublicKey) {
         byte[] ticket = BootstrapKeys.nonce();
         dropExpired(clock.getAsLong());
         if (issued.size() >= MAX_TICKETS) {
@@ -48,14 +48,14 @@ final class ServerTickets {
     }
 
     /** Whether {@code ticket} is one of ours, unspent and unexpired, issued to {@code clientPublicKey}. */
-    synchronized boolean valid(byte[] ticket, byte[] clientPublicKey) {
+    public synchronized boolean valid(byte[] ticket, byte[] clientPublicKey) {
         Issued found = issued.get(ByteBuffer.wrap(ticket));
         return found != null && clock.getAsLong() - found.nanos < LIFETIME_NANOS
                 && MessageDigest.isEqual(found.clientPublicKey, clientPublicKey);
     }
 
     /** Spends {@code ticket}: true for the one caller that took it while it was valid. */
-    synchronized boolean take(byte[] ticket, byte[] clientPublicKey) {
+    public synchronized boolean take(byte[] ticket, byte[] clientPublicKey) {
         if (!valid(ticket, clientPublicKey)) {
             return false;
         }
@@ -63,7 +63,7 @@ final class ServerTickets {
         return true;
     }
 
-    synchronized int size() {
+    public synchronized int size() {
         return issued.size();
     }
 

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -15,16 +15,16 @@ import java.util.Map;
  * connecting at once each find one), {@link #MAX_SERVERS} addresses, the least recently used
  * forgotten first. Every ticket is taken once; thread-safe.
  */
-final class ClientTickets {
+public final class ClientTickets {
 
-    static final int PER_SERVER = 8;
+    public static final int PER_SERVER = 8;
     static final int MAX_SERVERS = 1024;
 
     /** One ticket and who issued it. */
-    record Ticket(byte[] ticket, byte[] serverIdentity, byte[] serverPublicKey) {}
+    public record Ticket(byte[] ticket, byte[] serverIdentity, byte[] serverPublicKey) {}
 
     /** The tickets of the whole process: a ticket is worth as much to every socket. */
-    static final ClientTickets PROCESS = new ClientTickets();
+    public static final ClientTickets PROCESS = new ClientTickets();
 
     /** Where the tickets are for, and whom they were issued to (a ByteBuffer compares its content). */
     private record Holder(InetSocketAddress server, ByteBuffer ourPublicKey) {
@@ -43,7 +43,7 @@ final class ClientTickets {
     };
 
     /** A ticket for {@code server} issued to {@code ourPublicKey}, removed from here, or null. */
-    synchronized Ticket take(InetSocketAddress server, byte[] ourPublicKey) {
+    public synchronized Ticket take(InetSocketAddress server, byte[] ourPublicKey) {
         Holder holder = new Holder(server, ourPublicKey);
         ArrayDeque<Ticket> tickets = byServer.get(holder);
         if (tickets == null) {
@@ -56,7 +56,7 @@ final class ClientTickets {
         return newest;
     }
 
-    synchronized void put(InetSocketAddress server, byte[] ourPublicKey, Ticket ticket) {
+    public synchronized void put(InetSocketAddress server, byte[] ourPublicKey, Ticket ticket) {
         ArrayDeque<Ticket> tickets = byServer.computeIfAbsent(new Holder(server, ourPublicKey), k -> new ArrayDeque<>());
         if (tickets.size() >= PER_SERVER) {
             tickets.pollFirst();
@@ -65,12 +65,12 @@ final class ClientTickets {
     }
 
     /** Forgets the tickets for {@code server}: they come from a process no longer there, or it forgot them. */
-    synchronized void forget(InetSocketAddress server, byte[] ourPublicKey) {
+    public synchronized void forget(InetSocketAddress server, byte[] ourPublicKey) {
         byServer.remove(new Holder(server, ourPublicKey));
     }
 
     /** How many tickets are held for {@code server}, for tests. */
-    synchronized int count(InetSocketAddress server, byte[] ourPublicKey) {
+    public synchronized int count(InetSocketAddress server, byte[] ourPublicKey) {
         ArrayDeque<Ticket> tickets = byServer.get(new Holder(server, ourPublicKey));
         return tickets == null ? 0 : tickets.size();
     }

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.plain;
 
 import java.io.IOException;
 import java.nio.channels.Selector;

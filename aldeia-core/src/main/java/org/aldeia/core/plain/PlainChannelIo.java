@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.plain;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * write run at a time. The first wait of each borrows the JVM's {@link SpareSelector} instead
  * (a connection per request waits once, for its answer); the second makes the selector its own.
  */
-final class PlainChannelIo implements Closeable {
+public final class PlainChannelIo implements Closeable {
 
     private final SocketChannel channel;
     private final Object readLock = new Object();
@@ -40,7 +40,7 @@ final class PlainChannelIo implements Closeable {
     private volatile boolean closed;
 
     /** Takes over {@code channel}, switching it to non-blocking mode; no call may be in progress on it. */
-    PlainChannelIo(SocketChannel channel) throws IOException {
+    public PlainChannelIo(SocketChannel channel) throws IOException {
         this.channel = channel;
         channel.configureBlocking(false);
         SpareSelector.prepare();
@@ -51,7 +51,7 @@ final class PlainChannelIo implements Closeable {
      *
      * @throws SocketTimeoutException if the time passed first; the caller closes the socket
      */
-    void connect(InetSocketAddress remote, int timeoutMillis) throws IOException {
+    public void connect(InetSocketAddress remote, int timeoutMillis) throws IOException {
         synchronized (writeLock) {
             long deadline = deadline(timeoutMillis);
             Interrupts interrupts = new Interrupts();
@@ -73,7 +73,7 @@ final class PlainChannelIo implements Closeable {
      * @param timeoutMillis SO_TIMEOUT: 0 waits for ever
      * @throws SocketTimeoutException if no byte arrived in time; the connection is still usable
      */
-    int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
+    public int read(byte[] b, int off, int len, int timeoutMillis) throws IOException {
         synchronized (readLock) {
             ByteBuffer buffer = ByteBuffer.wrap(b, off, len);
             long deadline = deadline(timeoutMillis);
@@ -93,7 +93,7 @@ final class PlainChannelIo implements Closeable {
     }
 
     /** Writes every byte, waiting while the kernel's send buffer is full. */
-    void write(byte[] b, int off, int len) throws IOException {
+    public void write(byte[] b, int off, int len) throws IOException {
         synchronized (writeLock) {
             ByteBuffer buffer = ByteBuffer.wrap(b, off, len);
             Interrupts interrupts = new Interrupts();
@@ -110,7 +110,7 @@ final class PlainChannelIo implements Closeable {
     }
 
     /** Writes every byte of {@code buffers}, in order, each turn in one system call (a gathering write). */
-    void write(ByteBuffer... buffers) throws IOException {
+    public void write(ByteBuffer... buffers) throws IOException {
         synchronized (writeLock) {
             Interrupts interrupts = new Interrupts();
             try {

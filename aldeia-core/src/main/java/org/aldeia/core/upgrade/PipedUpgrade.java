@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.upgrade;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,18 +16,18 @@ import org.slf4j.LoggerFactory;
  * One side of a TCP-first connection's upgrade ({@link TcpFirstChannel}): the bootstrap of
  * thesis Fig. 4.4 run over the connection's control frames on a pool thread, so neither
  * application thread waits for it; data goes on over TCP meanwhile. Once its channel may be
- * written (its side's bootstrap returns: the client's {@link ClientBootstrap#upgrade}, the
- * server's {@link ServerUpgrade}), the writes move. A failed upgrade leaves the connection on
+ * written (its side's bootstrap returns: the client's {@code ClientBootstrap#upgrade}, the
+ * server's {@code ServerUpgrade}), the writes move. A failed upgrade leaves the connection on
  * TCP, where it stays.
  */
-final class PipedUpgrade implements TcpFirstChannel.Upgrade {
+public final class PipedUpgrade implements TcpFirstChannel.Upgrade {
 
     /**
      * One side's bootstrap over the pipe's streams; returns the channel once it may be written
      * (the client: the server's CONNECTED is in and ours sent; the server: the client's is in).
      */
     @FunctionalInterface
-    interface Bootstrap {
+    public interface Bootstrap {
         Channel run(TcpFirstChannel connection, InputStream in, OutputStream out) throws IOException;
     }
 
@@ -71,7 +71,7 @@ final class PipedUpgrade implements TcpFirstChannel.Upgrade {
      *
      * @param waitMillis how long a reader at the peer's MOVED waits for this side: more than the bootstrap's bounds
      */
-    static TcpFirstChannel.UpgradeStarter starter(Bootstrap bootstrap, long waitMillis) {
+    public static TcpFirstChannel.UpgradeStarter starter(Bootstrap bootstrap, long waitMillis) {
         return connection -> new PipedUpgrade(connection, bootstrap, waitMillis).start();
     }
 

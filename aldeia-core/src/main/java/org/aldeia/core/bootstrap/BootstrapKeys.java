@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -24,11 +24,11 @@ import javax.crypto.spec.SecretKeySpec;
  * Fresh nonces on both sides make every transcript new, so a proof cannot be replayed; a
  * ticket's proof has no server nonce in it, and a ticket is taken once ({@link ServerTickets}).
  */
-final class BootstrapKeys {
+public final class BootstrapKeys {
 
     private static final byte[] TRANSCRIPT_LABEL = "aldeia bootstrap 4".getBytes(StandardCharsets.US_ASCII);
-    static final String SERVER = "aldeia server";
-    static final String CLIENT = "aldeia client";
+    public static final String SERVER = "aldeia server";
+    public static final String CLIENT = "aldeia client";
     private static final String CLIENT_TICKET = "aldeia client ticket";
     private static final String SERVER_INFO = "aldeia server info";
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -59,18 +59,18 @@ final class BootstrapKeys {
     private BootstrapKeys() {}
 
     /** 32 bytes from the kernel's random source: a nonce or a ticket. */
-    static byte[] nonce() {
+    public static byte[] nonce() {
         byte[] bytes = new byte[BootstrapProtocol.NONCE_BYTES];
         RANDOM.nextBytes(bytes);
         return bytes;
     }
 
-    static byte[] transcript(byte[] helloBody, byte[] replyCovered) {
+    public static byte[] transcript(byte[] helloBody, byte[] replyCovered) {
         return sha256(helloBody, replyCovered);
     }
 
     /** The proof that goes with a ticket in a HELLO: the pair key's MAC of the HELLO body without it. */
-    static byte[] ticketProof(byte[] key, byte[] helloBody) {
+    public static byte[] ticketProof(byte[] key, byte[] helloBody) {
         return mac(key, CLIENT_TICKET, sha256(BootstrapProtocol.withoutTicketProof(helloBody), new byte[0]), new byte[0]);
     }
 
@@ -86,11 +86,11 @@ final class BootstrapKeys {
         return sha.digest(second);
     }
 
-    static byte[] proof(byte[] key, String role, byte[] transcript) {
+    public static byte[] proof(byte[] key, String role, byte[] transcript) {
         return mac(key, role, transcript, new byte[0]);
     }
 
-    static boolean verify(byte[] key, String role, byte[] transcript, byte[] proof) {
+    public static boolean verify(byte[] key, String role, byte[] transcript, byte[] proof) {
         return MessageDigest.isEqual(proof(key, role, transcript), proof);
     }
 
@@ -99,7 +99,7 @@ final class BootstrapKeys {
         return mac(key, SERVER_INFO, transcript, ByteBuffer.allocate(info.length + ticket.length).put(info).put(ticket).array());
     }
 
-    static boolean verifyInfo(byte[] key, byte[] transcript, byte[] info, byte[] ticket, byte[] mac) {
+    public static boolean verifyInfo(byte[] key, byte[] transcript, byte[] info, byte[] ticket, byte[] mac) {
         return MessageDigest.isEqual(infoMac(key, transcript, info, ticket), mac);
     }
 

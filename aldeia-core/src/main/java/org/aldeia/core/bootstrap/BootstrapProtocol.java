@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.bootstrap;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -6,6 +6,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.aldeia.core.upgrade.TcpFirstChannel;
+import org.aldeia.core.upgrade.UnconfirmedChannel;
 
 /**
  * The messages of the bootstrap (thesis Fig. 4.4, steps 1 to 5), over the plain TCP connection
@@ -78,81 +80,81 @@ import java.util.List;
  * replayed HELLO finds its ticket spent; a ticket the server does not know (spent, expired,
  * another process on the port) gets the CHALLENGE, as a HELLO without one.
  */
-final class BootstrapProtocol {
+public final class BootstrapProtocol {
 
     /** "ALDE". */
-    static final int MAGIC = 0x414C4445;
+    public static final int MAGIC = 0x414C4445;
     /**
      * 7: TCP-first connections and their upgrades (6: a VAPI endpoint's information carries its
      * receive window; 5: a HELLO names its route; 4: one route per process; 3: every client
      * answered a challenge).
      */
-    static final int VERSION = 7;
+    public static final int VERSION = 7;
     /** In place of a HELLO's length: a TCP-first connection. */
-    static final int TCP_FIRST = -1;
-    static final int START_BYTES = 8;
-    static final int KEY_BYTES = 32;
+    public static final int TCP_FIRST = -1;
+    public static final int START_BYTES = 8;
+    public static final int KEY_BYTES = 32;
     static final int NONCE_BYTES = 32;
-    static final int TICKET_BYTES = 32;
-    static final int PROOF_BYTES = 32;
-    static final int CONNECTED = 1;
+    public static final int TICKET_BYTES = 32;
+    public static final int PROOF_BYTES = 32;
+    public static final int CONNECTED = 1;
     /** REPLY modes: the client must prove the key now, or its ticket did. */
-    static final byte CHALLENGE = 0;
-    static final byte RESUMED = 1;
+    public static final byte CHALLENGE = 0;
+    public static final byte RESUMED = 1;
     /** The reply to a HELLO on a route the server does not have: its routes instead. */
-    static final byte UNROUTED = 2;
+    public static final byte UNROUTED = 2;
     /** Connection information is a few dozen bytes; anything bigger is garbage. */
-    static final int MAX_INFO_LENGTH = 4096;
+    public static final int MAX_INFO_LENGTH = 4096;
     /** An identity is a few bytes (VAPI: 4). */
     static final int MAX_IDENTITY_LENGTH = 64;
     /** A route's name: "deck", "fabric " and libfabric's provider and fabric names. */
-    static final int MAX_ROUTE_LENGTH = 200;
+    public static final int MAX_ROUTE_LENGTH = 200;
     /** The routes an UNROUTED reply may list. */
-    static final int MAX_ROUTES = 4;
+    public static final int MAX_ROUTES = 4;
     static final int MAX_UNROUTED_LENGTH = 1 + MAX_ROUTES * (MAX_ROUTE_LENGTH + 1);
     private static final int TICKET_OFFSET = KEY_BYTES + NONCE_BYTES;
     private static final int TICKET_PROOF_OFFSET = TICKET_OFFSET + TICKET_BYTES;
-    static final int HELLO_FIXED = TICKET_PROOF_OFFSET + PROOF_BYTES;
-    static final int MAX_HELLO_LENGTH = HELLO_FIXED + 1 + MAX_ROUTE_LENGTH + MAX_INFO_LENGTH;
-    static final int REPLY_FIXED = 1 + KEY_BYTES + NONCE_BYTES + PROOF_BYTES;
-    static final int MAX_REPLY_LENGTH = REPLY_FIXED + MAX_IDENTITY_LENGTH;
+    public static final int HELLO_FIXED = TICKET_PROOF_OFFSET + PROOF_BYTES;
+    public static final int MAX_HELLO_LENGTH = HELLO_FIXED + 1 + MAX_ROUTE_LENGTH + MAX_INFO_LENGTH;
+    public static final int REPLY_FIXED = 1 + KEY_BYTES + NONCE_BYTES + PROOF_BYTES;
+    public static final int MAX_REPLY_LENGTH = REPLY_FIXED + MAX_IDENTITY_LENGTH;
     /** The client's own bound on each wait for the server. */
-    static final int CLIENT_TIMEOUT_MILLIS = 30_000;
+    public static final int CLIENT_TIMEOUT_MILLIS = 30_000;
 
     private BootstrapProtocol() {}
 
     /** What a client sends first. */
-    static ByteBuffer start() {
+    public static ByteBuffer start() {
         return ByteBuffer.allocate(START_BYTES).putInt(MAGIC).putInt(VERSION).flip();
     }
 
     /** The client's HELLO: length, then {@code body}. */
-    static ByteBuffer hello(byte[] body) {
+    public static ByteBuffer hello(byte[] body) {
         return ByteBuffer.allocate(Integer.BYTES + body.length).putInt(body.length).put(body).flip();
     }
 
     /** What a client sends first: the start, then its HELLO, in one buffer (one write, one segment). */
-    static ByteBuffer startAndHello(byte[] body) {
+    public static ByteBuffer startAndHello(byte[] body) {
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + body.length).put(start()).put(hello(body)).flip();
     }
 
     /** A TCP-first connection's start: magic, version, TCP_FIRST; the server answers {@link #start()}. */
-    static ByteBuffer tcpFirst() {
+    public static ByteBuffer tcpFirst() {
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES).put(start()).putInt(TCP_FIRST).flip();
     }
 
     /** Whether {@code length}, read from a HELLO, is one a client can send. */
-    static boolean validHelloLength(int length) {
+    public static boolean validHelloLength(int length) {
         return length > HELLO_FIXED && length <= MAX_HELLO_LENGTH;
     }
 
     /** A HELLO body without a ticket: public key, nonce, zeros, route, endpoint info. */
-    static byte[] body(byte[] publicKey, byte[] nonce, String route, byte[] info) {
+    public static byte[] body(byte[] publicKey, byte[] nonce, String route, byte[] info) {
         return helloBody(publicKey, nonce, new byte[TICKET_BYTES], new byte[PROOF_BYTES], route, info);
     }
 
     /** A HELLO body: public key, nonce, ticket, the ticket's proof, route, endpoint info. */
-    static byte[] helloBody(byte[] publicKey, byte[] nonce, byte[] ticket, byte[] ticketProof, String route,
+    public static byte[] helloBody(byte[] publicKey, byte[] nonce, byte[] ticket, byte[] ticketProof, String route,
             byte[] info) {
         byte[] name = routeBytes(route);
         return ByteBuffer.allocate(HELLO_FIXED + 1 + name.length + info.length).put(publicKey).put(nonce).put(ticket)
@@ -160,7 +162,7 @@ final class BootstrapProtocol {
     }
 
     /** A route's name as it travels: 1 to {@link #MAX_ROUTE_LENGTH} printable ASCII characters. */
-    static byte[] routeBytes(String route) {
+    public static byte[] routeBytes(String route) {
         byte[] name = route.getBytes(StandardCharsets.US_ASCII);
         if (name.length == 0 || name.length > MAX_ROUTE_LENGTH || !printable(name)
                 || !route.equals(new String(name, StandardCharsets.US_ASCII))) {
@@ -180,7 +182,7 @@ final class BootstrapProtocol {
     }
 
     /** The route a HELLO body (of a valid length) names. */
-    static String route(byte[] body) throws IOException {
+    public static String route(byte[] body) throws IOException {
         int length = Byte.toUnsignedInt(body[HELLO_FIXED]);
         if (length == 0 || length > MAX_ROUTE_LENGTH || HELLO_FIXED + 1 + length > body.length) {
             throw new IOException("a HELLO whose route is " + length + " bytes long, with "
@@ -194,7 +196,7 @@ final class BootstrapProtocol {
     }
 
     /** The UNROUTED reply: magic, version, length, mode, the server's routes. */
-    static ByteBuffer unrouted(List<String> routes) {
+    public static ByteBuffer unrouted(List<String> routes) {
         byte[] list = String.join("\n", routes.subList(0, Math.min(routes.size(), MAX_ROUTES)))
                 .getBytes(StandardCharsets.US_ASCII);
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + 1 + list.length).putInt(MAGIC).putInt(VERSION)
@@ -202,7 +204,7 @@ final class BootstrapProtocol {
     }
 
     /** The routes an UNROUTED reply body (mode first) lists. */
-    static List<String> unroutedRoutes(byte[] body, String peerName) throws IOException {
+    public static List<String> unroutedRoutes(byte[] body, String peerName) throws IOException {
         List<String> routes = new ArrayList<>();
         for (String route : new String(body, 1, body.length - 1, StandardCharsets.US_ASCII).split("\n")) {
             if (!route.isEmpty()) {
@@ -218,7 +220,7 @@ final class BootstrapProtocol {
     }
 
     /** The public key at the start of a HELLO body (of a valid length). */
-    static byte[] publicKey(byte[] body) {
+    public static byte[] publicKey(byte[] body) {
         return Arrays.copyOf(body, KEY_BYTES);
     }
 
@@ -239,7 +241,7 @@ final class BootstrapProtocol {
     }
 
     /** The endpoint info after the fixed part and the route of a HELLO body ({@link #route} checked it). */
-    static byte[] info(byte[] body) {
+    public static byte[] info(byte[] body) {
         return Arrays.copyOfRange(body, HELLO_FIXED + 1 + Byte.toUnsignedInt(body[HELLO_FIXED]), body.length);
     }
 
@@ -250,7 +252,7 @@ final class BootstrapProtocol {
     }
 
     /** The whole reply: magic, version, length, mode, public key, nonce, proof, identity. */
-    static ByteBuffer reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
+    public static ByteBuffer reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
         int length = REPLY_FIXED + identity.length;
         return ByteBuffer.allocate(START_BYTES + Integer.BYTES + length).putInt(MAGIC).putInt(VERSION).putInt(length)
                 .put(mode).put(publicKey).put(nonce).put(proof).put(identity).flip();
@@ -263,9 +265,9 @@ final class BootstrapProtocol {
     }
 
     /** A server's reply body (after magic, version and length), taken apart. */
-    record Reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
+    public record Reply(byte mode, byte[] publicKey, byte[] nonce, byte[] proof, byte[] identity) {
 
-        static Reply parse(byte[] body, String peerName) throws IOException {
+        public static Reply parse(byte[] body, String peerName) throws IOException {
             if (body.length < REPLY_FIXED) {
                 throw new IOException(peerName + " sent a bootstrap reply of " + body.length + " bytes, too short");
             }
@@ -279,7 +281,7 @@ final class BootstrapProtocol {
         }
 
         /** What the server's proof covers. */
-        byte[] covered() {
+        public byte[] covered() {
             return replyCovered(mode, publicKey, nonce, identity);
         }
     }

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.upgrade;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package org.aldeia.core;
+package org.aldeia.core.upgrade;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
