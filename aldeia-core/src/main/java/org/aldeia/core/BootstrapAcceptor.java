@@ -482,9 +482,12 @@ final class BootstrapAcceptor implements Closeable {
                 default -> a.key.interestOps(0); // a worker has it, or it waits for a slot
             }
         } catch (Arrival.EndOfStream e) {
-            if (mode == Mode.MIXED && a.stage == Arrival.Stage.START) {
+            if (mode == Mode.MIXED && a.stage == Arrival.Stage.START && a.readSoFar().length < Integer.BYTES) {
                 plain(a, a.readSoFar()); // a plain client that sent little and closed
             } else if (a.stage.beforeHello) {
+                // An Aldeia client that died before its HELLO: start() takes a client for one
+                // from the whole magic on. Taken for a plain client when it ended after the magic
+                // but before its start's last bytes, it was handed to accept() as one.
                 drop(a, null);
             } else {
                 fail(a, new IOException(a.name() + " closed the connection in the middle of its bootstrap (" + a.stage + ")"));

@@ -301,14 +301,26 @@ class InstalledSocketsTest extends InMemoryEnvironmentTest {
         }
     }
 
-    /** A client that starts an Aldeia bootstrap and dies does not make accept fail: the next one is served. */
+    /**
+     * A client that starts an Aldeia bootstrap and dies does not make accept fail, nor is it
+     * taken for a plain client: the server closes it and serves the next one. It sends our magic
+     * and version only (a real client's start carries 4 more bytes): the server, waiting for
+     * those, once handed it to accept() as a plain client that had sent little, whenever its end
+     * came before the next client's bytes.
+     */
     @Test
     void aFailedAldeiaBootstrapIsSkippedAndTheNextClientAccepted() throws Exception {
         try (ImplServerSocket server = new ImplServerSocket(SocketRules.defaults())) {
             CompletableFuture<Socket> accepted = acceptAsync(server);
-            try (SocketChannel broken = SocketChannel.open(server.getLocalSocketAddress())) {
-                broken.write(BootstrapProtocol.start());
+            try (Socket broken = new Socket()) {
+                broken.connect(server.getLocalSocketAddress());
+                ByteBuffer start = BootstrapProtocol.start();
+                broken.getOutputStream().write(start.array(), start.arrayOffset() + start.position(), start.remaining());
+                broken.shutdownOutput();
+                broken.setSoTimeout(10_000);
+                assertEquals(-1, broken.getInputStream().read(), "the server closes the broken client");
             }
+            assertFalse(accepted.isDone(), "the broken client reached accept()");
             try (SocketChannel plain = SocketChannel.open(server.getLocalSocketAddress())) {
                 plain.write(ByteBuffer.wrap(new byte[] {1, 2, 3}));
                 try (Socket peer = accepted.get(10, TimeUnit.SECONDS)) {
