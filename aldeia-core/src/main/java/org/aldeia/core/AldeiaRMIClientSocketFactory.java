@@ -18,6 +18,10 @@ public final class AldeiaRMIClientSocketFactory implements RMIClientSocketFactor
 
     private static final long serialVersionUID = 1L;
 
+    /** A factory to export remote objects with (it holds no state: any two are equal). */
+    public AldeiaRMIClientSocketFactory() {
+    }
+
     @Override
     public Socket createSocket(String host, int port) throws IOException {
         return new AldeiaSocket(host, port);

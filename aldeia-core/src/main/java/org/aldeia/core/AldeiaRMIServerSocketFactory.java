@@ -13,6 +13,10 @@ import java.rmi.server.RMIServerSocketFactory;
  */
 public final class AldeiaRMIServerSocketFactory implements RMIServerSocketFactory {
 
+    /** A factory to export remote objects with. */
+    public AldeiaRMIServerSocketFactory() {
+    }
+
     /** Listens on {@code port} on every local address; 0 picks an ephemeral port, as RMI expects. */
     @Override
     public ServerSocket createServerSocket(int port) throws IOException {

@@ -13,6 +13,10 @@ public final class AldeiaServerSocketFactory extends ServerSocketFactory {
 
     private static final AldeiaServerSocketFactory DEFAULT = new AldeiaServerSocketFactory();
 
+    /** A factory of its own; {@link #getDefault()} shares one. */
+    public AldeiaServerSocketFactory() {
+    }
+
     /** Stateless, so one instance serves the whole JVM. */
     public static ServerSocketFactory getDefault() {
         return DEFAULT;

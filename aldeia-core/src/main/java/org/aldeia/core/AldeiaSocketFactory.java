@@ -14,6 +14,10 @@ public final class AldeiaSocketFactory extends SocketFactory {
 
     private static final AldeiaSocketFactory DEFAULT = new AldeiaSocketFactory();
 
+    /** A factory of its own; {@link #getDefault()} shares one. */
+    public AldeiaSocketFactory() {
+    }
+
     /** Stateless, so one instance serves the whole JVM. */
     public static SocketFactory getDefault() {
         return DEFAULT;
