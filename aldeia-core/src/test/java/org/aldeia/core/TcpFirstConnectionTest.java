@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -264,6 +265,43 @@ class TcpFirstConnectionTest {
             server.get(10, TimeUnit.SECONDS);
         }
     }
+    /**
+     * A server socket closed while its client's upgrade messages may still come (it lived past
+     * the earliest upgrade) reads and drops them until the client's end, so that they do not
+     * turn its close into a reset: the client reads everything that was written, then the end.
+     * The linger waits for each frame in a read bounded by its 2 s; the client's end, which
+     * comes well before, ends it.
+     */
+    @Test
+    void aClosedServerDropsLateUpgradeMessagesAndTheClientReadsEverything() throws Exception {
+        upgradingAfter(60_000);
+        try (AldeiaServerSocket listener = TestEnvironments.listen(environment); Socket raw = new Socket()) {
+            CompletableFuture<AldeiaSocket> accepted = TestEnvironments.acceptAsync(listener);
+            raw.connect(listener.getLocalSocketAddress(), 5000);
+            DataOutputStream out = new DataOutputStream(raw.getOutputStream());
+            out.writeInt(BootstrapProtocol.MAGIC);
+            out.writeInt(BootstrapProtocol.VERSION);
+            out.writeInt(BootstrapProtocol.TCP_FIRST);
+            out.flush();
+            AldeiaSocket server = accepted.get(10, TimeUnit.SECONDS);
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(TcpFirstChannel.EARLIEST_UPGRADE_NANOS) + 5);
+            server.getOutputStream().write("abc".getBytes());
+            server.close();
+            out.writeInt(TcpFirstChannel.CONTROL); // a late upgrade message, after the server's close
+            out.writeInt(5);
+            out.write(new byte[5]);
+            out.flush();
+            Thread.sleep(200); // a reset would be here by now
+            DataInputStream in = new DataInputStream(raw.getInputStream());
+            in.readFully(new byte[BootstrapProtocol.START_BYTES]); // the server's magic and version
+            assertEquals(3, in.readInt());
+            assertArrayEquals("abc".getBytes(), in.readNBytes(3));
+            assertEquals(TcpFirstChannel.END, in.readInt());
+            assertEquals(-1, in.read());
+            raw.shutdownOutput();
+        }
+    }
+
     /** A server that dies on TCP (its kernel sends FIN, without END) is a broken connection, as on the channels. */
     @Test
     void aServerThatEndsItsTcpWithoutEndIsAResetNotAnEndOfStream() throws Exception {

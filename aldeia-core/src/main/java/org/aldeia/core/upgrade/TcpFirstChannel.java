@@ -67,7 +67,7 @@ public final class TcpFirstChannel implements Channel {
      * time between the client's connect and the server's accept): a server connection younger
      * than this at its close has no upgrade message coming.
      */
-    static final long EARLIEST_UPGRADE_NANOS = 500_000;
+    public static final long EARLIEST_UPGRADE_NANOS = 500_000;
 
     /** Where the control frames go, and what the connection's reader must wait for at a MOVED. */
     public interface Upgrade {
@@ -697,22 +697,23 @@ public final class TcpFirstChannel implements Channel {
      * unread bytes, and may drop what the peer has not read yet). So the connection stays open a
      * moment after our FIN, on the upgrades' pool, reading and dropping control frames until the
      * peer's end (at most {@link #LINGER_MILLIS}); unread data ends it at once, with TCP's reset.
-     * True if it lingers (it closes TCP and ends the upgrade itself).
+     * True if it lingers (it closes TCP and ends the upgrade itself). It waits for each frame in
+     * a read bounded by what is left of that time, as a reader with SO_TIMEOUT does, rather than
+     * looking every millisecond: up to 2000 wake-ups of a pool thread per closed connection.
      */
     private boolean lingerAfterClose(Upgrade u) {
         boolean messagesMayCome = u != null || server && System.nanoTime() - openedAtNanos >= EARLIEST_UPGRADE_NANOS;
         if (!messagesMayCome || tcpEnded || !readLock.tryLock()) {
             return false; // a reader is blocked: the close must end its read now
         }
-        readLock.unlock(); // the socket is closed: no reader comes any more
+        readLock.unlock(); // the socket is closed: no reader comes any more, but the pool's thread
         return PipedUpgrade.runInPool(() -> {
-            long deadline = System.nanoTime() + LINGER_MILLIS * 1_000_000L;
+            readLock.lock();
+            readTimed = true;
+            readDeadlineNanos = System.nanoTime() + LINGER_MILLIS * 1_000_000L;
             try {
-                while (!tcpEnded && System.nanoTime() - deadline < 0 && dataLeft == 0) {
-                    if (!frameThere(false)) {
-                        Thread.sleep(1);
-                        continue;
-                    }
+                // frameThere(true): false at TCP's end, SocketTimeoutException at the deadline
+                while (dataLeft == 0 && frameThere(true)) {
                     int header = frameHeader();
                     if (header == MOVED || header == END) {
                         inbound.getInt();
@@ -722,9 +723,11 @@ public final class TcpFirstChannel implements Channel {
                         break; // data nobody will read: reset, as TCP
                     }
                 }
-            } catch (IOException | InterruptedException e) {
+            } catch (IOException e) {
                 // closing anyway
             } finally {
+                readTimed = false;
+                readLock.unlock();
                 try {
                     closeTcp();
                 } catch (IOException e) {
