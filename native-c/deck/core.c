@@ -21,6 +21,7 @@ static struct {
     int nnodes;                       /* static runs only */
     const deck_transport_t *tp;
     char nodes_file[4096];            /* static runs only */
+    int post_timeout_ms;              /* DECK_POST_TIMEOUT_MS, read at init (0: not running) */
 } core;
 
 int deck_env_int(const char *name, int dflt)
@@ -90,7 +91,11 @@ int deck_reclaim(void)
     return tp && tp->msg_alloc ? deck_seg_reclaim() : 0;   /* transports with segments (sci) */
 }
 
-int deck_post_timeout_ms(void) { return deck_env_int("DECK_POST_TIMEOUT_MS", 10000); }
+/* Read once per run: a post that waits for its receiver asked for it each time, and getenv
+ * walks the whole environment (0.8% of a 1 MiB stream's samples over sci, with strlen). */
+static int read_post_timeout_ms(void) { return deck_env_int("DECK_POST_TIMEOUT_MS", 10000); }
+
+int deck_post_timeout_ms(void) { return core.post_timeout_ms ? core.post_timeout_ms : read_post_timeout_ms(); }
 
 int deck_peer_gone(int id) { return id != core.self && deck_core_peer_gone(id); }
 
@@ -141,6 +146,7 @@ int deck_init_static(int id, int nnodes, const char *nodes_file)
     core.self = id;
     core.nnodes = nnodes;
     core.tp = tp;
+    core.post_timeout_ms = read_post_timeout_ms();
     core.mode = MODE_STATIC;      /* before init: reader threads may ask deck_core_self() */
     rc = tp->init_static(id, nnodes, nodes);
     free(nodes);
@@ -165,6 +171,7 @@ int deck_init_dynamic(void)
     deck_table_init();
     core.self = (int)r;
     core.tp = tp;
+    core.post_timeout_ms = read_post_timeout_ms();
     core.mode = MODE_DYNAMIC;
     if ((rc = tp->init_dynamic(core.self))) { memset(&core, 0, sizeof core); deck_table_done(); }
     return rc;
