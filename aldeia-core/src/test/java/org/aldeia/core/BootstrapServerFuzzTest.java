@@ -2,6 +2,7 @@ package org.aldeia.core;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -231,8 +232,9 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
 
     /**
      * Stage 0: nothing, unless the input was a start and a whole HELLO, and then one reply and no
-     * more (its proof cannot be right); stages 1 and 2 likewise, nothing after the reply; stage
-     * 3: nothing more.
+     * more (its proof cannot be right), or an UNROUTED answer to a HELLO on a route the server
+     * has not and the reply to a second whole HELLO; stages 1 and 2 likewise, nothing after the
+     * reply; stage 3: nothing more.
      */
     private static void checkWhatTheServerSaid(int stage, byte[] raw, byte[] rest) {
         if (stage >= 2 || rest.length == 0) {
@@ -248,10 +250,43 @@ class BootstrapServerFuzzTest extends BootstrapFuzzing {
         int helloLength = sent.getInt();
         assertTrue(BootstrapProtocol.validHelloLength(helloLength) && sent.remaining() >= helloLength,
                 "the server answered a HELLO of length " + helloLength + " with " + sent.remaining() + " bytes after it");
-        ByteBuffer reply = ByteBuffer.wrap(rest);
-        assertTrue(rest.length >= 12 && reply.getInt() == BootstrapProtocol.MAGIC && reply.getInt() == BootstrapProtocol.VERSION,
-                "the server's answer is not a reply");
-        assertEquals(12 + reply.getInt(), rest.length, "the server sent more than its reply (an INFO without proof?)");
+        sent.position(sent.position() - Integer.BYTES);
+        int hellos = wholeHellos(sent);
+        ByteBuffer said = ByteBuffer.wrap(rest);
+        int answers = 0;
+        while (said.hasRemaining()) {
+            assertTrue(said.remaining() >= 13 && said.getInt() == BootstrapProtocol.MAGIC
+                    && said.getInt() == BootstrapProtocol.VERSION, "the server's answer is not a reply");
+            int length = said.getInt();
+            assertTrue(length >= 1 && length <= said.remaining(), "a reply of " + length + " bytes, " + said.remaining() + " sent");
+            byte mode = said.get(said.position());
+            said.position(said.position() + length);
+            answers++;
+            if (mode == BootstrapProtocol.UNROUTED) {
+                assertEquals(1, answers, "an UNROUTED answer after the first HELLO's");
+            } else {
+                assertFalse(said.hasRemaining(), "the server sent more than its reply (an INFO without proof?)");
+            }
+        }
+        assertTrue(answers <= hellos, "the server answered " + answers + " HELLOs of the " + hellos + " whole ones sent");
+    }
+
+    /**
+     * The whole HELLOs at the front of {@code sent} (length, then that many bytes): a server
+     * that does not have the first one's route answers UNROUTED and may answer a second one on
+     * the same connection with its reply.
+     */
+    private static int wholeHellos(ByteBuffer sent) {
+        int hellos = 0;
+        while (sent.remaining() >= Integer.BYTES) {
+            int length = sent.getInt();
+            if (!BootstrapProtocol.validHelloLength(length) || sent.remaining() < length) {
+                break;
+            }
+            sent.position(sent.position() + length);
+            hellos++;
+        }
+        return hellos;
     }
 
     private void awaitNothingPrepared() throws InterruptedException {
