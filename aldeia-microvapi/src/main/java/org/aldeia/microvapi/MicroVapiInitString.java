@@ -3,7 +3,6 @@ package org.aldeia.microvapi;
 import org.aldeia.core.config.AldeiaConfiguration;
 import org.aldeia.core.config.DeckSciThresholds;
 
-
 /**
  * The adapter name MicroVAPI is opened with. Real VAPI took the adapter's name; MicroVAPI reads
  * its settings from that string instead, as the thesis did (and as the fabric library reads

@@ -1,10 +1,9 @@
 package org.aldeia.microvapi;
 
-import org.aldeia.core.config.AldeiaConfiguration;
-import org.aldeia.core.config.AldeiaConfigurationException;
-
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import org.aldeia.core.config.AldeiaConfiguration;
+import org.aldeia.core.config.AldeiaConfigurationException;
 
 /**
  * Whether this build has the fabric route's library: native-c builds libaldeiafabric.so only

@@ -2,7 +2,6 @@ package org.aldeia.core.spi;
 
 import org.aldeia.core.config.AldeiaConfiguration;
 
-
 /**
  * The memory of one connection, decided when it is established: the bytes of its registered
  * send ring, the number of mtu-sized receive buffers kept posted, and the receive window: the
