@@ -92,7 +92,7 @@ int deck_reclaim(void)
 }
 
 /* Read once per run: a post that waits for its receiver asked for it each time, and getenv
- * walks the whole environment (0.8% of a 1 MiB stream's samples over sci, with strlen). */
+ * walks the whole environment (with its strlen, 0.8% of the samples of a 1 MiB ping-pong over sci). */
 static int read_post_timeout_ms(void) { return deck_env_int("DECK_POST_TIMEOUT_MS", 10000); }
 
 int deck_post_timeout_ms(void) { return core.post_timeout_ms ? core.post_timeout_ms : read_post_timeout_ms(); }
