@@ -314,8 +314,7 @@ class InstalledSocketsTest extends InMemoryEnvironmentTest {
             CompletableFuture<Socket> accepted = acceptAsync(server);
             try (Socket broken = new Socket()) {
                 broken.connect(server.getLocalSocketAddress());
-                ByteBuffer start = BootstrapProtocol.start();
-                broken.getOutputStream().write(start.array(), start.arrayOffset() + start.position(), start.remaining());
+                broken.getOutputStream().write(BootstrapProtocol.start().array());
                 broken.shutdownOutput();
                 broken.setSoTimeout(10_000);
                 assertEquals(-1, broken.getInputStream().read(), "the server closes the broken client");

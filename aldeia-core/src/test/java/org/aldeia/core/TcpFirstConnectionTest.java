@@ -279,9 +279,7 @@ class TcpFirstConnectionTest {
             CompletableFuture<AldeiaSocket> accepted = TestEnvironments.acceptAsync(listener);
             raw.connect(listener.getLocalSocketAddress(), 5000);
             DataOutputStream out = new DataOutputStream(raw.getOutputStream());
-            out.writeInt(BootstrapProtocol.MAGIC);
-            out.writeInt(BootstrapProtocol.VERSION);
-            out.writeInt(BootstrapProtocol.TCP_FIRST);
+            out.write(BootstrapProtocol.tcpFirst().array());
             out.flush();
             AldeiaSocket server = accepted.get(10, TimeUnit.SECONDS);
             Thread.sleep(TimeUnit.NANOSECONDS.toMillis(TcpFirstChannel.EARLIEST_UPGRADE_NANOS) + 5);
