@@ -87,6 +87,7 @@ public final class Bench {
             anchorRuns.forEach(anchor -> rows.add(anchor.row()));
             System.out.println();
             System.out.print(ResultTable.render(rows, BenchClient.SIZES));
+            SchedulerNote.describe(SchedulerNote.VCPU_PACK).ifPresent(System.out::print);
             Path csv = out.resolve("bench-results.csv");
             Path png = out.resolve("bench-results.png");
             ResultsCsv.write(rows, csv);
