@@ -19,7 +19,7 @@ class SchedulerNoteTest {
     void aPackingKernelGetsANoteThatQuotesItsSetting() throws IOException {
         Path setting = Files.writeString(dir.resolve("sched_vcpu_pack"), "15\n");
         String note = SchedulerNote.describe(setting).orElseThrow();
-        assertTrue(note.startsWith("kernel.sched_vcpu_pack = 15: "), note);
+        assertTrue(note.startsWith("kernel.sched_vcpu_pack = 15 (as read now): "), note);
         assertTrue(note.endsWith("\n"), "the note ends its own line");
     }
 
