@@ -265,6 +265,7 @@ class TcpFirstConnectionTest {
             server.get(10, TimeUnit.SECONDS);
         }
     }
+
     /**
      * A server socket closed while its client's upgrade messages may still come (it lived past
      * the earliest upgrade) reads and drops them until the client's end, so that they do not

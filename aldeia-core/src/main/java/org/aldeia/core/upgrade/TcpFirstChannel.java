@@ -706,7 +706,7 @@ public final class TcpFirstChannel implements Channel {
         if (!messagesMayCome || tcpEnded || !readLock.tryLock()) {
             return false; // a reader is blocked: the close must end its read now
         }
-        readLock.unlock(); // the socket is closed: no reader comes any more, but the pool's thread
+        readLock.unlock(); // the socket is closed: no reader comes any more; the pool's thread takes it for its reads
         return PipedUpgrade.runInPool(() -> {
             readLock.lock();
             readTimed = true;
